@@ -1,0 +1,45 @@
+// Package netsim models impaired networks, deterministically: one-way delay
+// with jitter, random and burst (Gilbert-Elliott) loss, reordering,
+// duplication, and a bandwidth cap with a drop-tail queue.
+//
+// The models serve two callers. The virtual-time harness asks, for each
+// datagram, when it arrives, if at all; a later net.PacketConn wrapper will
+// ask the same questions for real sockets, holding datagrams until their
+// arrival time. Neither the models nor this package read a clock, start a
+// goroutine or touch a socket: time is an argument, the time since the
+// session start as a time.Duration.
+//
+// Conditions come from a [Profile]: a named list of timed [Phase]s that
+// repeats after its last phase. [Named] returns the built-in profiles (lan,
+// broadband, intercontinental, bad, modem; docs/profiles.md tabulates
+// them), and [ParseProfile] and [LoadProfile] read profiles from text, one
+// phase per line:
+//
+//	name flaky
+//	10s latency=50ms jitter=10ms loss=2% burst=1%/30%/0%/50% reorder=1%/20ms dup=0.5% bw=3600 queue=200ms
+//	5s  latency=50ms jitter=10ms
+//
+// Each member has one [Uplink], shared by all its outgoing links, which
+// serializes datagrams at the bandwidth cap; each ordered pair of members has
+// one [Link], which decides loss, delay, reordering and duplication:
+//
+//	depart, ok := uplink.Admit(now, size)
+//	if ok {
+//		d := link.Send(depart, size)
+//		for _, at := range d.Arrival[:d.Copies] {
+//			// deliver at time at
+//		}
+//	}
+//
+// # Determinism
+//
+// Results depend only on the profile, the seeds and the sequence of calls:
+// the same inputs give the same arrivals, to the nanosecond, on every
+// architecture. All arithmetic is integer; probabilities are parts per
+// million ([PPM]); random numbers come from [rng.PCG] streams derived per
+// link and per decision, and every call draws the same number of values
+// whatever the conditions, so changing one setting does not reshuffle the
+// outcomes of the others, and adding a link changes no other link.
+//
+// Links and uplinks are not safe for concurrent use.
+package netsim

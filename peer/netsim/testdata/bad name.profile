@@ -1,0 +1,1 @@
+10s latency=1ms

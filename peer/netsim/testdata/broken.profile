@@ -1,0 +1,2 @@
+10s latency=1ms
+5s loss=200%

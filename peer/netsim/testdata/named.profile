@@ -1,0 +1,2 @@
+name flaky-wifi
+1m30s latency=20ms

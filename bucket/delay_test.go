@@ -1,0 +1,323 @@
+package bucket
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestNewSamplesPanics(t *testing.T) {
+	for _, size := range []int{0, -1} {
+		mustPanic(t, "size < 1", func() { NewSamples(size) })
+	}
+}
+
+func TestSamplesLen(t *testing.T) {
+	s := NewSamples(4)
+	for i, want := range []int{1, 2, 3, 4, 4, 4, 4, 4, 4} {
+		s.Add(time.Duration(i))
+		if s.Len() != want {
+			t.Fatalf("after %d Adds: Len() = %d, want %d", i+1, s.Len(), want)
+		}
+	}
+	if NewSamples(3).Len() != 0 {
+		t.Error("Len() of a new window is not 0")
+	}
+}
+
+// ms returns n milliseconds.
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// shuffled returns 1..n milliseconds in a fixed scrambled order, so a
+// percentile has to sort to be right.
+func shuffled(n int) []time.Duration {
+	var d []time.Duration
+	for i := 1; i <= n; i++ {
+		d = append(d, ms(i))
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(d), func(i, j int) { d[i], d[j] = d[j], d[i] })
+	return d
+}
+
+func TestSamplesPercentile(t *testing.T) {
+	tens := []time.Duration{ms(70), ms(10), ms(100), ms(40), ms(20), ms(90), ms(30), ms(60), ms(80), ms(50)}
+	tests := []struct {
+		name    string
+		size    int
+		samples []time.Duration
+		p       float64
+		want    time.Duration
+	}{
+		{"empty", 8, nil, 50, 0},
+		{"empty p100", 8, nil, 100, 0},
+		{"single p1", 8, []time.Duration{ms(7)}, 1, ms(7)},
+		{"single p50", 8, []time.Duration{ms(7)}, 50, ms(7)},
+		{"single p100", 8, []time.Duration{ms(7)}, 100, ms(7)},
+		{"ten p10", 10, tens, 10, ms(10)},
+		{"ten p11", 10, tens, 11, ms(20)},
+		{"ten p25", 10, tens, 25, ms(30)},
+		{"ten p50", 10, tens, 50, ms(50)},
+		{"ten p90", 10, tens, 90, ms(90)},
+		{"ten p91", 10, tens, 91, ms(100)},
+		{"ten p99", 10, tens, 99, ms(100)},
+		{"ten p100", 10, tens, 100, ms(100)},
+		{"hundred p1", 100, shuffled(100), 1, ms(1)},
+		{"hundred p7", 100, shuffled(100), 7, ms(7)}, // 0.07*100 is 7.000000000000001 in float64
+		{"hundred p50", 100, shuffled(100), 50, ms(50)},
+		{"hundred p99", 100, shuffled(100), 99, ms(99)},
+		{"hundred p99.5", 100, shuffled(100), 99.5, ms(100)},
+		{"hundred p100", 100, shuffled(100), 100, ms(100)},
+		{"256 p99", 256, shuffled(256), 99, ms(254)}, // ceil(253.44)
+		{"256 p50", 256, shuffled(256), 50, ms(128)},
+		{"not full p50", 100, shuffled(10), 50, ms(5)},
+		{"p0 gives the minimum", 10, tens, 0, ms(10)},
+		{"p above 100 gives the maximum", 10, tens, 150, ms(100)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewSamples(tt.size)
+			for _, d := range tt.samples {
+				s.Add(d)
+			}
+			if got := s.Percentile(tt.p); got != tt.want {
+				t.Errorf("Percentile(%v) = %v, want %v", tt.p, got, tt.want)
+			}
+			// Reading a percentile does not disturb the window.
+			if got := s.Percentile(tt.p); got != tt.want {
+				t.Errorf("second Percentile(%v) = %v, want %v", tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSamplesPercentileNearestRank(t *testing.T) {
+	// Against integer nearest-rank, ceil(p*n/100), for every whole p and
+	// every count up to 64.
+	for n := 1; n <= 64; n++ {
+		s := NewSamples(n)
+		for _, d := range shuffled(n) {
+			s.Add(d)
+		}
+		for p := 1; p <= 100; p++ {
+			rank := (p*n + 99) / 100
+			if got := s.Percentile(float64(p)); got != ms(rank) {
+				t.Fatalf("n=%d Percentile(%d) = %v, want %v", n, p, got, ms(rank))
+			}
+		}
+	}
+}
+
+func TestSamplesRingOverwrite(t *testing.T) {
+	s := NewSamples(4)
+	for _, d := range []time.Duration{ms(1), ms(100), ms(2), ms(3)} {
+		s.Add(d)
+	}
+	if s.Percentile(100) != ms(100) || s.Min() != ms(1) {
+		t.Fatalf("full window: max %v min %v", s.Percentile(100), s.Min())
+	}
+	// Two more samples push out 1 ms and 100 ms.
+	s.Add(ms(5))
+	s.Add(ms(4))
+	want := []time.Duration{ms(2), ms(3), ms(4), ms(5)}
+	for i, p := range []float64{25, 50, 75, 100} {
+		if got := s.Percentile(p); got != want[i] {
+			t.Errorf("after overwrite: Percentile(%v) = %v, want %v", p, got, want[i])
+		}
+	}
+	if s.Min() != ms(2) || s.Len() != 4 {
+		t.Errorf("after overwrite: Min %v Len %d, want 2ms 4", s.Min(), s.Len())
+	}
+	// A whole new window replaces everything.
+	for i := range 4 {
+		s.Add(ms(50 + i))
+	}
+	if s.Min() != ms(50) || s.Percentile(100) != ms(53) {
+		t.Errorf("after a full turn: Min %v max %v, want 50ms 53ms", s.Min(), s.Percentile(100))
+	}
+}
+
+func TestSamplesMin(t *testing.T) {
+	s := NewSamples(3)
+	if s.Min() != 0 {
+		t.Errorf("Min() of an empty window = %v, want 0", s.Min())
+	}
+	for _, tt := range []struct{ add, want time.Duration }{
+		{ms(9), ms(9)},
+		{ms(4), ms(4)},
+		{ms(6), ms(4)},
+		{ms(8), ms(4)}, // 9 leaves
+		{ms(7), ms(6)}, // 4 leaves
+		{ms(1), ms(1)},
+		{-ms(2), -ms(2)}, // clock offsets may make one-way samples negative
+	} {
+		s.Add(tt.add)
+		if got := s.Min(); got != tt.want {
+			t.Errorf("after Add(%v): Min() = %v, want %v", tt.add, got, tt.want)
+		}
+	}
+}
+
+func TestSamplesNoAllocs(t *testing.T) {
+	s := NewSamples(256)
+	for _, d := range shuffled(300) { // warm up past full
+		s.Add(d)
+	}
+	s.Percentile(99)
+	var i int
+	allocs := testing.AllocsPerRun(100, func() {
+		i++
+		s.Add(ms(i % 300))
+		_ = s.Percentile(99)
+		_ = s.Min()
+	})
+	if allocs != 0 {
+		t.Errorf("Add+Percentile+Min allocate %v times per run, want 0", allocs)
+	}
+	// Before the window is full too.
+	s = NewSamples(64)
+	s.Percentile(50)
+	if allocs := testing.AllocsPerRun(50, func() { s.Add(ms(3)); _ = s.Percentile(50) }); allocs != 0 {
+		t.Errorf("filling window: %v allocations per run, want 0", allocs)
+	}
+}
+
+var testPolicy = DelayPolicy{Frame: 50 * time.Millisecond, Min: 1, Max: 20, ShrinkAfter: 3}
+
+func TestDelayPolicyTarget(t *testing.T) {
+	p := testPolicy
+	withBounds := func(lo, hi int) DelayPolicy { q := p; q.Min, q.Max = lo, hi; return q }
+	withMargin := func(m time.Duration) DelayPolicy { q := p; q.Margin = m; return q }
+	tests := []struct {
+		name         string
+		policy       DelayPolicy
+		oneWay, wait time.Duration
+		want         int
+	}{
+		{"nothing to cover", p, 0, 0, 1},
+		{"one nanosecond", p, 1, 0, 2},
+		{"just under a frame", p, ms(49), 0, 2},
+		{"exactly a frame", p, ms(50), 0, 2},
+		{"a frame and a nanosecond", p, ms(50) + 1, 0, 3},
+		{"exactly two frames", p, ms(100), 0, 3},
+		{"wait adds", p, ms(30), ms(20), 2},
+		{"wait tips over", p, ms(30), ms(20) + 1, 3},
+		{"margin adds", withMargin(ms(10)), ms(40), 0, 2},
+		{"margin tips over", withMargin(ms(10)), ms(40), 1, 3},
+		{"negative one-way, need <= 0", p, -ms(10), 0, 1},
+		{"need far below zero", p, -ms(500), 0, 1},
+		{"need negative, under a frame", p, -ms(70), ms(30), 1},
+		{"negative margin cancels", withMargin(-ms(50)), ms(50), 0, 1},
+		{"clamped to Max", p, 10 * time.Second, 0, 20},
+		{"at Max exactly", p, ms(950), 0, 20},
+		{"clamped to Min", withBounds(4, 20), 1, 0, 4},
+		{"need <= 0 clamped to Min", withBounds(3, 20), 0, 0, 3},
+		{"Min equals Max", withBounds(5, 5), ms(400), 0, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.policy.Target(tt.oneWay, tt.wait); got != tt.want {
+				t.Errorf("Target(%v, %v) = %d, want %d", tt.oneWay, tt.wait, got, tt.want)
+			}
+		})
+	}
+}
+
+// needFor returns a one-way delay for which testPolicy targets exactly k
+// frames.
+func needFor(k int) time.Duration { return time.Duration(k-1) * testPolicy.Frame }
+
+func TestDelayUpdate(t *testing.T) {
+	tests := []struct {
+		name        string
+		shrinkAfter int
+		initial     int
+		targets     []int
+		want        []int // Frames after each Update
+	}{
+		{"raises at once", 3, 3, []int{5, 9}, []int{5, 9}},
+		{"equal keeps", 3, 4, []int{4, 4, 4, 4}, []int{4, 4, 4, 4}},
+		{"shrinks after ShrinkAfter lower targets", 3, 8, []int{4, 4, 4}, []int{8, 8, 4}},
+		{"shrinks to the largest request", 3, 8, []int{3, 6, 4}, []int{8, 8, 6}},
+		{"largest request first", 3, 8, []int{7, 2, 2}, []int{8, 8, 7}},
+		{"equal target resets the count", 3, 8, []int{4, 4, 8, 4, 4, 4}, []int{8, 8, 8, 8, 8, 4}},
+		{"higher target resets the count", 3, 8, []int{4, 4, 9, 4, 4, 4}, []int{8, 8, 9, 9, 9, 4}},
+		{"largest request forgotten after a reset", 3, 8, []int{6, 6, 8, 3, 3, 3}, []int{8, 8, 8, 8, 8, 3}},
+		{"count starts over after a shrink", 3, 8, []int{4, 4, 4, 2, 2, 2}, []int{8, 8, 4, 4, 4, 2}},
+		{"alternating lower and equal: no flapping", 3, 6, []int{3, 6, 3, 6, 3, 6, 3, 6}, []int{6, 6, 6, 6, 6, 6, 6, 6}},
+		{"alternating lower and higher: rises, no flapping", 3, 6, []int{3, 7, 3, 7, 3, 7}, []int{6, 7, 7, 7, 7, 7}},
+		{"initial high comes down in one step", 3, 20, []int{2, 3, 2}, []int{20, 20, 3}},
+		{"ShrinkAfter 1 follows every target", 1, 8, []int{4, 6, 2, 2}, []int{4, 6, 2, 2}},
+		{"ShrinkAfter 0 behaves as 1", 0, 8, []int{4, 6, 2}, []int{4, 6, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPolicy
+			p.ShrinkAfter = tt.shrinkAfter
+			d := NewDelay(p, tt.initial)
+			var got []int
+			for _, k := range tt.targets {
+				if p.Target(needFor(k), 0) != k {
+					t.Fatalf("needFor(%d) targets %d", k, p.Target(needFor(k), 0))
+				}
+				n := d.Update(needFor(k), 0)
+				if n != d.Frames() {
+					t.Fatalf("Update returned %d, Frames() %d", n, d.Frames())
+				}
+				got = append(got, n)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("targets %v: delays %v, want %v", tt.targets, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDelayNoFlappingUnderNoise(t *testing.T) {
+	// Targets that wander between 4 and 6 frames: the delay stays within
+	// them, and each decrease needs ShrinkAfter updates since the last
+	// change, so decreases are rare however noisy the targets are.
+	d := NewDelay(testPolicy, 5)
+	rng := rand.New(rand.NewPCG(7, 7))
+	decreases, sinceChange, last := 0, 0, d.Frames()
+	const updates = 300
+	for range updates {
+		n := d.Update(needFor(4+rng.IntN(3)), 0)
+		sinceChange++
+		if n < last {
+			decreases++
+			if sinceChange < testPolicy.ShrinkAfter {
+				t.Fatalf("decrease %d -> %d only %d updates after the last change", last, n, sinceChange)
+			}
+		}
+		if n != last {
+			sinceChange = 0
+		}
+		last = n
+		if n < 4 || n > 6 {
+			t.Fatalf("delay %d outside the targets' range", n)
+		}
+	}
+	if most := updates / testPolicy.ShrinkAfter; decreases == 0 || decreases > most {
+		t.Errorf("%d decreases in %d updates, want 1..%d", decreases, updates, most)
+	}
+}
+
+func TestNewDelayClamps(t *testing.T) {
+	p := testPolicy
+	p.Min, p.Max = 2, 10
+	for _, tt := range []struct{ initial, want int }{
+		{-5, 2}, {0, 2}, {1, 2}, {2, 2}, {6, 6}, {10, 10}, {11, 10}, {1000, 10},
+	} {
+		t.Run(fmt.Sprint(tt.initial), func(t *testing.T) {
+			d := NewDelay(p, tt.initial)
+			if d.Frames() != tt.want {
+				t.Errorf("NewDelay(initial %d).Frames() = %d, want %d", tt.initial, d.Frames(), tt.want)
+			}
+			if d.Policy != p {
+				t.Errorf("Policy = %+v, want %+v", d.Policy, p)
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package bucket
+
+import (
+	"fmt"
+	"math"
+)
+
+// NoFrame is the seal of a stream that will never hold another command: a
+// member that left or was dropped after its last frame.
+const NoFrame Frame = math.MaxInt64
+
+// Table holds every member's stream as one member knows them, and answers
+// which frames are ready and what their buckets hold.
+//
+// A Table is not safe for concurrent use.
+type Table struct {
+	streams []*Stream
+	closed  []Frame // per slot: last frame that counts, or NoFrame while live
+}
+
+// NewTable returns a table for members slots 0..members-1, every stream
+// sealed at seal. It panics if members is not in [1, MaxMembers].
+func NewTable(members int, seal Frame) *Table {
+	if members < 1 || members > MaxMembers {
+		panic(fmt.Sprintf("bucket: %d members, want 1..%d", members, MaxMembers))
+	}
+	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members)}
+	for i := range t.streams {
+		t.streams[i] = NewStream(Slot(i), seal)
+		t.closed[i] = NoFrame
+	}
+	return t
+}
+
+// Members returns the number of slots, live or not.
+func (t *Table) Members() int { return len(t.streams) }
+
+// Stream returns the stream of slot. It panics if slot is out of range.
+func (t *Table) Stream(slot Slot) *Stream { return t.streams[slot] }
+
+// Close ends slot's stream at last: commands of it stamped after last do not
+// count, and frames after last no longer wait for its seal. Closing again
+// with a different frame panics: the last frame is agreed once.
+func (t *Table) Close(slot Slot, last Frame) {
+	if t.closed[slot] != NoFrame && t.closed[slot] != last {
+		panic(fmt.Sprintf("bucket: slot %d closed at %d, then at %d", slot, t.closed[slot], last))
+	}
+	t.closed[slot] = last
+}
+
+// Closed returns the last frame of slot's stream that counts, or NoFrame
+// while the member is live.
+func (t *Table) Closed(slot Slot) Frame { return t.closed[slot] }
+
+// EffectiveSeal returns the seal the holder may rely on for slot: its stream
+// seal while live, and NoFrame once closed and every command up to the last
+// frame is held.
+func (t *Table) EffectiveSeal(slot Slot) Frame {
+	s := t.streams[slot]
+	if last := t.closed[slot]; last != NoFrame && s.seal >= last {
+		return NoFrame
+	}
+	return s.seal
+}
+
+// MinSeal returns the lowest effective seal over all slots: every frame at or
+// below it is ready.
+func (t *Table) MinSeal() Frame {
+	m := NoFrame
+	for i := range t.streams {
+		if s := t.EffectiveSeal(Slot(i)); s < m {
+			m = s
+		}
+	}
+	return m
+}
+
+// Ready reports whether frame's bucket is complete: every slot's effective
+// seal is at least frame.
+func (t *Table) Ready(frame Frame) bool { return t.MinSeal() >= frame }
+
+// Waiting appends to dst the slots whose seal holds frame back.
+func (t *Table) Waiting(dst []Slot, frame Frame) []Slot {
+	for i := range t.streams {
+		if t.EffectiveSeal(Slot(i)) < frame {
+			dst = append(dst, Slot(i))
+		}
+	}
+	return dst
+}
+
+// AppendBucket appends frame's bucket to dst in canonical order (slot, then
+// sequence) and returns the extended slice. Commands of a closed slot
+// stamped after its last frame are left out. The caller checks Ready first;
+// the payloads alias the streams' storage.
+func (t *Table) AppendBucket(dst []Command, frame Frame) []Command {
+	for i, s := range t.streams {
+		if frame > t.closed[i] {
+			continue
+		}
+		dst = s.AppendFrame(dst, frame)
+	}
+	return dst
+}
+
+// Window bounds how far ahead of the receiver's executed frame a command or
+// seal may reach. A member stamping commands past the window breaks the
+// protocol; the bound keeps the memory a member holds for others finite.
+type Window struct {
+	Ahead Frame // frames past the executed frame; must be positive
+}
+
+// Contains reports whether frame lies within the window for a member that has
+// executed every frame up to executed.
+func (w Window) Contains(executed, frame Frame) bool {
+	return frame <= executed+w.Ahead
+}

@@ -1,0 +1,70 @@
+// Command phalanx runs Phalanx sessions, checks determinism and verifies replays.
+//
+// Usage:
+//
+//	phalanx <command> [flags]
+//
+// Commands:
+//
+//	sim      run members over the virtual network (virtual time, seeded, no sockets)
+//	vet      report non-deterministic code in packages marked //phalanx:deterministic
+//
+// Run "phalanx <command> -h" for the flags of one command.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand of the CLI. run returns the process exit code.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands maps each subcommand name to its implementation. Each file of this
+// package that adds a subcommand registers it in this table.
+var commands = map[string]command{
+	"sim": {"run members over the virtual network (virtual time, seeded, no sockets)", runSim},
+	"vet": {"report non-deterministic code in packages marked //phalanx:deterministic", runVet},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "phalanx: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return cmd.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: phalanx <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `run "phalanx <command> -h" for the flags of one command`)
+}

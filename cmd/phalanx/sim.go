@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
+	"github.com/phalanx-net/phalanx/peer/netsim"
+)
+
+// runFlags are the flags phalanx sim and phalanx mesh share (DESIGN.md,
+// "Command line contract").
+type runFlags struct {
+	peers   int
+	frames  int
+	seed    uint64
+	profile string
+	json    bool
+	sim     string
+	frameMS int
+	delay   int
+	budget  int
+}
+
+func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
+	fs.IntVar(&f.peers, "peers", peers, "number of members")
+	fs.IntVar(&f.frames, "frames", frames, "frames to play")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the game, the generators and the network")
+	fs.StringVar(&f.profile, "profile", "broadband", "network profile: lan, broadband, intercontinental, bad, modem, or a profile file")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object as the last line")
+	fs.StringVar(&f.sim, "sim", "rts", "simulation: rts (examples/rts) or null (hashes what it steps)")
+	fs.IntVar(&f.frameMS, "frame-ms", 50, "frame length in milliseconds")
+	fs.IntVar(&f.delay, "delay", 0, "stamp commands this many frames ahead instead of adapting (0: adaptive)")
+	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
+}
+
+func (f *runFlags) check() error {
+	switch {
+	case f.peers < 1 || f.peers > 64:
+		return fmt.Errorf("--peers %d: want 1..64", f.peers)
+	case f.frames < 1:
+		return fmt.Errorf("--frames %d: want at least 1", f.frames)
+	case f.frameMS < 1 || f.frameMS > 1000:
+		return fmt.Errorf("--frame-ms %d: want 1..1000", f.frameMS)
+	case f.delay < 0:
+		return fmt.Errorf("--delay %d: want 0 (adaptive) or more", f.delay)
+	}
+	return nil
+}
+
+// loadProfile resolves a profile name or a profile file.
+func loadProfile(name string) (netsim.Profile, error) {
+	p, err := netsim.Named(name)
+	if errors.Is(err, netsim.ErrUnknownProfile) {
+		p, ferr := netsim.LoadProfile(name)
+		if ferr == nil {
+			return p, nil
+		}
+		return p, fmt.Errorf("%w; as a file: %w", err, ferr)
+	}
+	return p, err
+}
+
+// uplinkCap returns the smallest uplink cap of the profile's phases, or 0.
+func uplinkCap(p netsim.Profile) int {
+	capacity := 0
+	for _, ph := range p.Phases {
+		if bw := int(ph.Bandwidth); bw > 0 && (capacity == 0 || bw < capacity) {
+			capacity = bw
+		}
+	}
+	return capacity
+}
+
+// coreConfig returns the core configuration the flags ask for.
+func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
+	budget := f.budget
+	if budget < 0 {
+		budget = uplinkCap(p)
+	}
+	return lockstep.Config{
+		Frame:      time.Duration(f.frameMS) * time.Millisecond,
+		FixedDelay: f.delay,
+		Budget:     budget,
+	}
+}
+
+func runSim(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("phalanx sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs, 4, 600)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: phalanx sim [flags]")
+		fmt.Fprintln(stderr, "\nRuns members over the virtual network: virtual time, seeded, no sockets.")
+		fmt.Fprintln(stderr, "Exits 0 when every member stepped identical buckets and reached the same hash.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "phalanx sim: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := f.check(); err != nil {
+		fmt.Fprintln(stderr, "phalanx sim:", err)
+		return 2
+	}
+	profile, err := loadProfile(f.profile)
+	if err != nil {
+		fmt.Fprintln(stderr, "phalanx sim:", err)
+		return 2
+	}
+	g, err := newGame(f.sim, f.peers, f.seed)
+	if err != nil {
+		fmt.Fprintln(stderr, "phalanx sim:", err)
+		return 2
+	}
+	start := time.Now()
+	res, err := locksteptest.Run(locksteptest.Config{
+		Members:  f.peers,
+		Frames:   f.frames,
+		Seed:     f.seed,
+		Profile:  profile,
+		Core:     f.coreConfig(profile),
+		NewSim:   g.newSim,
+		Commands: g.commands,
+	})
+	wall := time.Since(start)
+	if err != nil {
+		fmt.Fprintln(stderr, "phalanx sim:", err)
+		if res == nil {
+			return 1
+		}
+	}
+	rep := newReport(&f, profile.Name, res, wall)
+	rep.print(stdout)
+	if f.json {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintln(stdout, string(b))
+	}
+	if err != nil || !rep.Identical {
+		return 1
+	}
+	return 0
+}
+
+// report is the result of a run, printed for people and as the JSON object
+// of the command-line contract.
+type report struct {
+	Peers     int     `json:"peers"`
+	Frames    int     `json:"frames"`
+	FrameMS   int     `json:"frame_ms"`
+	Sim       string  `json:"sim"`
+	Profile   string  `json:"profile"`
+	Seed      uint64  `json:"seed"`
+	Identical bool    `json:"identical"`
+	FinalHash string  `json:"final_hash"`
+	Desyncs   int     `json:"desyncs"`
+	StallRate float64 `json:"stall_rate"`
+	Latency   struct {
+		P50 float64 `json:"p50"`
+		P95 float64 `json:"p95"`
+		P99 float64 `json:"p99"`
+		Max float64 `json:"max"`
+	} `json:"latency_ms"`
+	OneWay struct {
+		P50 float64 `json:"p50"`
+		P99 float64 `json:"p99"`
+	} `json:"oneway_ms"`
+	Bytes struct {
+		Up   float64 `json:"up"`
+		Down float64 `json:"down"`
+	} `json:"bytes_per_peer_per_s"`
+	Datagrams   float64 `json:"datagrams_per_peer_per_s"`
+	DelayFrames []int   `json:"delay_frames"`
+	Commands    int     `json:"commands"`
+	VirtualS    float64 `json:"virtual_s"`
+	WallS       float64 `json:"wall_s"`
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+
+func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.Duration) *report {
+	r := &report{Peers: f.peers, Frames: f.frames, FrameMS: f.frameMS, Sim: f.sim, Profile: profile, Seed: f.seed}
+	r.Identical = res.Identical
+	r.Desyncs = res.Desynced
+	if len(res.Members) > 0 {
+		r.FinalHash = fmt.Sprintf("%016x", res.Members[0].FinalHash)
+	}
+	var stalls, up, down, dgrams int64
+	for _, m := range res.Members {
+		stalls += m.Stats.Stalls
+		up += m.Stats.BytesSent
+		down += m.Stats.BytesReceived
+		dgrams += m.Stats.Datagrams
+		r.DelayFrames = append(r.DelayFrames, m.Stats.Delay)
+	}
+	n := float64(max(1, len(res.Members)))
+	secs := max(res.Duration.Seconds(), 1e-9)
+	r.StallRate = math.Round(float64(stalls)/n/float64(f.frames)*1e5) / 1e5
+	r.Bytes.Up = math.Round(float64(up) / n / secs)
+	r.Bytes.Down = math.Round(float64(down) / n / secs)
+	r.Datagrams = math.Round(float64(dgrams)/n/secs*10) / 10
+	r.Latency.P50 = ms(locksteptest.Percentile(res.Latencies, 50))
+	r.Latency.P95 = ms(locksteptest.Percentile(res.Latencies, 95))
+	r.Latency.P99 = ms(locksteptest.Percentile(res.Latencies, 99))
+	r.Latency.Max = ms(locksteptest.Percentile(res.Latencies, 100))
+	r.OneWay.P50 = ms(locksteptest.Percentile(res.OneWay, 50))
+	r.OneWay.P99 = ms(locksteptest.Percentile(res.OneWay, 99))
+	r.Commands = len(res.Latencies)
+	r.VirtualS = math.Round(res.Duration.Seconds()*100) / 100
+	r.WallS = math.Round(wall.Seconds()*100) / 100
+	return r
+}
+
+func (r *report) print(w io.Writer) {
+	verdict := "IDENTICAL: every member stepped the same buckets and reached the same hash"
+	if !r.Identical {
+		verdict = fmt.Sprintf("DIVERGED: %d member(s) differ", r.Desyncs)
+	}
+	fmt.Fprintf(w, "%d members, %d frames of %s at %d ms, profile %s, seed %d\n", r.Peers, r.Frames, r.Sim, r.FrameMS, r.Profile, r.Seed)
+	fmt.Fprintf(w, "  latency submit→execution on the last member: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (%d commands)\n",
+		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Commands)
+	fmt.Fprintf(w, "  network one-way delay (the floor): p50 %.1f ms, p99 %.1f ms\n", r.OneWay.P50, r.OneWay.P99)
+	fmt.Fprintf(w, "  stall rate %.4f, delay now %v frames\n", r.StallRate, r.DelayFrames)
+	fmt.Fprintf(w, "  per member: %.0f B/s up, %.0f B/s down, %.1f datagrams/s (IP, UDP and QUIC headers counted)\n", r.Bytes.Up, r.Bytes.Down, r.Datagrams)
+	fmt.Fprintf(w, "  %.1f s of play in %.2f s\n", r.VirtualS, r.WallS)
+	fmt.Fprintf(w, "%s; final hash %s\n", verdict, r.FinalHash)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func lastJSON(t *testing.T, out string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatalf("last line is not JSON: %v\n%s", err, out)
+	}
+	return m
+}
+
+func TestSimJSONContract(t *testing.T) {
+	for _, sim := range []string{"rts", "null"} {
+		code, out, errs := runCLI(t, "sim", "--peers", "3", "--frames", "200", "--sim", sim, "--profile", "bad", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", sim, code, out, errs)
+		}
+		m := lastJSON(t, out)
+		for _, k := range []string{"peers", "frames", "frame_ms", "identical", "final_hash", "desyncs", "stall_rate",
+			"latency_ms", "oneway_ms", "bytes_per_peer_per_s", "datagrams_per_peer_per_s"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%s: missing %q", sim, k)
+			}
+		}
+		if m["identical"] != true || m["peers"] != float64(3) || m["frames"] != float64(200) {
+			t.Errorf("%s: %v", sim, m)
+		}
+		lat := m["latency_ms"].(map[string]any)
+		if lat["p50"].(float64) <= 0 || lat["p99"].(float64) < lat["p50"].(float64) {
+			t.Errorf("%s: implausible latency %v", sim, lat)
+		}
+	}
+}
+
+func TestSimSameSeedSameHash(t *testing.T) {
+	hash := func(seed string) any {
+		_, out, _ := runCLI(t, "sim", "--peers", "2", "--frames", "100", "--seed", seed, "--json")
+		return lastJSON(t, out)["final_hash"]
+	}
+	if a, b := hash("5"), hash("5"); a != b {
+		t.Fatalf("same seed, different hashes: %v %v", a, b)
+	}
+	if a, b := hash("5"), hash("6"); a == b {
+		t.Fatalf("different seeds, same hash %v", a)
+	}
+}
+
+func TestSimProfileFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flaky")
+	if err := os.WriteFile(path, []byte("# two phases\n2s latency=20ms jitter=5ms\n1s latency=20ms loss=50%\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "sim", "--peers", "2", "--frames", "120", "--profile", path, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if m := lastJSON(t, out); m["profile"] != "flaky" {
+		t.Errorf("profile = %v", m["profile"])
+	}
+}
+
+func TestSimBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--peers", "0"}, "--peers 0"},
+		{[]string{"--frames", "0"}, "--frames 0"},
+		{[]string{"--profile", "nowhere"}, "unknown profile"},
+		{[]string{"--sim", "chess"}, `unknown simulation "chess"`},
+		{[]string{"--delay", "-1"}, "--delay -1"},
+		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--no-such-flag"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		code, _, errs := runCLI(t, append([]string{"sim"}, tt.args...)...)
+		if code != 2 || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errs, tt.want)
+		}
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	if code, _, errs := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errs, "unknown command") {
+		t.Fatalf("exit %d, %q", code, errs)
+	}
+}

@@ -1,0 +1,120 @@
+package lockstep
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// Errors returned by the core. Callers check them with errors.Is.
+var (
+	ErrCommandTooLarge = errors.New("lockstep: command too large")
+	ErrClosed          = errors.New("lockstep: core closed")
+	ErrInvalidConfig   = errors.New("lockstep: invalid configuration")
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultFrame          = 50 * time.Millisecond
+	DefaultInitialDelay   = 4
+	DefaultMaxDelay       = 60
+	DefaultMaxCommandSize = 1024
+	DefaultWindow         = 1200 // frames: one minute at 20 Hz
+	DefaultMaxInterval    = 250 * time.Millisecond
+	DefaultMargin         = 0
+)
+
+// Config configures a Core. The zero value of each field selects its
+// default; Members, Self and Session must be set.
+type Config struct {
+	Members int         // number of members, slots 0..Members-1; 1..bucket.MaxMembers
+	Self    bucket.Slot // this member's slot
+	Session uint16      // session tag carried in every datagram; datagrams with another tag are refused
+
+	Start time.Duration // the caller's time at which frame 0 begins
+	Frame time.Duration // frame length (default 50 ms: 20 Hz)
+
+	InitialDelay int // frames ahead to stamp commands before anything is measured (default 4, within the delay bounds); every member must use the same value
+	MinDelay     int // lower bound of the adaptive delay in frames (default 1)
+	MaxDelay     int // upper bound of the adaptive delay in frames (default 60)
+	// FixedDelay, when positive, disables the adaptive policy and stamps
+	// every command exactly this many frames ahead.
+	FixedDelay int
+	Margin     time.Duration // added to the measured lag when sizing the delay (default 0)
+
+	MaxCommandSize  int // largest command payload accepted by Submit (default 1 KiB)
+	MaxDatagramSize int // largest datagram produced (default and maximum wire.MaxDatagramSize)
+	Window          int // how many frames past its executed frame a member accepts commands and seals (default 1200)
+
+	MinInterval time.Duration // shortest gap between repeats to one member (default half a frame: the seal changes once a frame)
+	MaxInterval time.Duration // longest silence towards a member: a keep-alive is sent after it (default 250 ms)
+	// Budget caps the bytes per second this member sends, counting
+	// Overhead per datagram; 0 means no cap.
+	Budget int
+	// Overhead is the per-datagram header cost counted against Budget and
+	// in Stats (default wire.Overhead: IP, UDP and QUIC headers).
+	Overhead int
+
+	Logger *slog.Logger // optional; nil discards
+}
+
+func (c *Config) applyDefaults() error {
+	if c.Members < 1 || c.Members > bucket.MaxMembers {
+		return fmt.Errorf("%w: %d members, want 1..%d", ErrInvalidConfig, c.Members, bucket.MaxMembers)
+	}
+	if int(c.Self) >= c.Members {
+		return fmt.Errorf("%w: self slot %d with %d members", ErrInvalidConfig, c.Self, c.Members)
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur(&c.Frame, DefaultFrame)
+	def(&c.MinDelay, 1)
+	def(&c.MaxDelay, DefaultMaxDelay)
+	def(&c.InitialDelay, max(c.MinDelay, min(DefaultInitialDelay, c.MaxDelay)))
+	def(&c.MaxCommandSize, DefaultMaxCommandSize)
+	def(&c.MaxDatagramSize, wire.MaxDatagramSize)
+	def(&c.Window, DefaultWindow)
+	defDur(&c.MinInterval, c.Frame/2)
+	defDur(&c.MaxInterval, DefaultMaxInterval)
+	defDur(&c.Margin, DefaultMargin)
+	def(&c.Overhead, wire.Overhead)
+	switch {
+	case c.Frame < time.Millisecond:
+		return fmt.Errorf("%w: frame %v shorter than 1ms", ErrInvalidConfig, c.Frame)
+	case c.MinDelay < 1 || c.MaxDelay < c.MinDelay:
+		return fmt.Errorf("%w: delay bounds [%d, %d]", ErrInvalidConfig, c.MinDelay, c.MaxDelay)
+	case c.InitialDelay < 1 || c.InitialDelay > c.MaxDelay:
+		return fmt.Errorf("%w: initial delay %d frames, want 1..%d (MaxDelay)", ErrInvalidConfig, c.InitialDelay, c.MaxDelay)
+	case c.FixedDelay < 0 || c.FixedDelay > c.MaxDelay:
+		return fmt.Errorf("%w: fixed delay %d frames, want 0..%d (MaxDelay)", ErrInvalidConfig, c.FixedDelay, c.MaxDelay)
+	case c.MaxDatagramSize < 200 || c.MaxDatagramSize > wire.MaxDatagramSize:
+		return fmt.Errorf("%w: datagram size %d, want 200..%d", ErrInvalidConfig, c.MaxDatagramSize, wire.MaxDatagramSize)
+	case c.MaxCommandSize < 1 || c.MaxCommandSize > c.MaxDatagramSize-100:
+		return fmt.Errorf("%w: command size %d, want 1..%d (datagram size less 100 bytes of headers)", ErrInvalidConfig, c.MaxCommandSize, c.MaxDatagramSize-100)
+	case c.Window < 2*c.MaxDelay:
+		return fmt.Errorf("%w: window %d frames smaller than twice the maximum delay %d", ErrInvalidConfig, c.Window, c.MaxDelay)
+	case c.MinInterval <= 0 || c.MaxInterval < c.MinInterval:
+		return fmt.Errorf("%w: send intervals [%v, %v]", ErrInvalidConfig, c.MinInterval, c.MaxInterval)
+	case c.Budget < 0 || c.Overhead < 0:
+		return fmt.Errorf("%w: budget %d, overhead %d", ErrInvalidConfig, c.Budget, c.Overhead)
+	}
+	if c.Budget > 0 && c.Budget < 2*(c.MaxDatagramSize+c.Overhead) {
+		return fmt.Errorf("%w: budget %d B/s cannot carry two full datagrams a second", ErrInvalidConfig, c.Budget)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}

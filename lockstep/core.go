@@ -1,0 +1,441 @@
+package lockstep
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// Datagram is one datagram the core wants sent to one member.
+type Datagram struct {
+	To   bucket.Slot
+	Data []byte
+}
+
+// Bucket is one frame's commands in canonical order (slot, then sequence).
+type Bucket struct {
+	Frame    bucket.Frame
+	Commands []bucket.Command
+}
+
+// Ready is one batch of work for the caller, returned by Core.Ready. Its
+// slices and the bytes they reference are owned by the core and valid only
+// until the next call of any Core method.
+//
+// The caller must:
+//  1. send every Datagram (order among them does not matter; losing some is
+//     fine, the protocol repeats what is not acknowledged);
+//  2. step every Bucket in order, before stepping the buckets of any later
+//     Ready;
+//  3. handle the Events;
+//  4. call Ready again no later than Deadline, or as soon as Submit or
+//     Receive was called.
+type Ready struct {
+	Datagrams []Datagram
+	Buckets   []Bucket
+	Events    []Event
+	Deadline  time.Duration
+}
+
+// Core is the sans-I/O lockstep engine of one member. It is not safe for
+// concurrent use: one goroutine owns it (see Session) or a test drives it.
+type Core struct {
+	cfg    Config
+	self   bucket.Slot
+	table  *bucket.Table
+	window bucket.Window
+	delay  *bucket.Delay
+	peers  []*remote // indexed by slot; nil for self
+
+	epoch    time.Duration // time of NewCore; Sent timestamps count from it
+	lastNow  time.Duration
+	lag      time.Duration // how far the frame clock has been slowed in total
+	frame    bucket.Frame  // frame clock: the newest frame whose time has come
+	executed bucket.Frame  // newest frame stepped
+	stalled  bucket.Frame  // newest frame counted as a stall
+	sealAt   time.Duration // when our seal last advanced
+	closed   bool
+
+	tokens     int64 // budget tokens in byte-nanoseconds per second
+	waits      *bucket.Samples
+	lastPolicy time.Duration
+
+	stats Stats
+
+	// Scratch reused across calls, so steady-state work allocates nothing.
+	pkt      wire.Packet
+	wireCmds []wire.Command
+	out      Ready
+	arena    []byte
+	cmdBuf   []bucket.Command
+	bucketAt []int
+}
+
+// NewCore returns the core of member cfg.Self, created at time now. It
+// returns an error wrapping ErrInvalidConfig when cfg is invalid.
+func NewCore(cfg Config, now time.Duration) (*Core, error) {
+	if err := cfg.applyDefaults(); err != nil {
+		return nil, err
+	}
+	initialSeal := bucket.Frame(cfg.InitialDelay - 1)
+	c := &Core{
+		cfg:      cfg,
+		self:     cfg.Self,
+		table:    bucket.NewTable(cfg.Members, initialSeal),
+		window:   bucket.Window{Ahead: bucket.Frame(cfg.Window)},
+		peers:    make([]*remote, cfg.Members),
+		epoch:    now,
+		lastNow:  now,
+		frame:    -1,
+		executed: -1,
+		stalled:  -1,
+		sealAt:   now,
+		waits:    bucket.NewSamples(256),
+	}
+	initial := cfg.InitialDelay
+	if cfg.FixedDelay > 0 {
+		initial = cfg.FixedDelay
+	}
+	c.delay = bucket.NewDelay(bucket.DelayPolicy{
+		Frame:       cfg.Frame,
+		Min:         cfg.MinDelay,
+		Max:         cfg.MaxDelay,
+		Margin:      cfg.Margin,
+		ShrinkAfter: 40, // two seconds at 20 Hz asking for less before shrinking
+	}, initial)
+	for i := range c.peers {
+		if bucket.Slot(i) != c.self {
+			c.peers[i] = newRemote(bucket.Slot(i), initialSeal)
+		}
+	}
+	c.stats.Delay = c.delay.Frames()
+	return c, nil
+}
+
+// Self returns this member's slot.
+func (c *Core) Self() bucket.Slot { return c.self }
+
+// Config returns the configuration with defaults applied.
+func (c *Core) Config() Config { return c.cfg }
+
+// Executed returns the newest frame stepped, or -1.
+func (c *Core) Executed() bucket.Frame { return c.executed }
+
+// Submit stamps a local command with the frame it will execute on and queues
+// it for every member. It returns that frame. The payload is copied.
+//
+// It returns an error wrapping ErrCommandTooLarge for a payload larger than
+// Config.MaxCommandSize and ErrClosed after Close.
+func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
+	if c.closed {
+		return 0, ErrClosed
+	}
+	if len(payload) > c.cfg.MaxCommandSize {
+		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrCommandTooLarge, len(payload), c.cfg.MaxCommandSize)
+	}
+	c.advanceClock(now)
+	own := c.table.Stream(c.self)
+	frame := max(c.frame+bucket.Frame(c.delay.Frames()), own.Seal()+1, c.executed+1)
+	own.Append(bucket.Command{
+		Slot:    c.self,
+		Seq:     own.Next(),
+		Frame:   frame,
+		Payload: append([]byte(nil), payload...),
+	})
+	for _, r := range c.peers {
+		if r != nil && !r.urgent {
+			r.urgent, r.urgentAt = true, now
+		}
+	}
+	c.stats.Submitted++
+	return frame, nil
+}
+
+// Receive hands the core a datagram that arrived from member from, as
+// authenticated by the transport. A datagram that does not decode, carries
+// another session's tag or claims another sender is counted in Stats and
+// ignored. Receive never panics on any input. data is not retained.
+func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
+	c.stats.DatagramsReceived++
+	c.stats.BytesReceived += int64(len(data) + c.cfg.Overhead)
+	if c.closed {
+		return
+	}
+	if int(from) >= len(c.peers) || from == c.self {
+		c.stats.Foreign++
+		return
+	}
+	p := &c.pkt
+	if err := wire.Parse(data, p); err != nil {
+		c.stats.Malformed++
+		return
+	}
+	if p.Session != c.cfg.Session || p.From != from {
+		c.stats.Foreign++
+		return
+	}
+	c.advanceClock(now)
+	r := c.peers[from]
+	first := !r.heard
+	r.heard = true
+	r.lastRecv = now
+
+	// Timing: echo of our datagram, one-way delay variation, clock.
+	if p.HasEcho {
+		r.echo(now, p.Echo)
+	}
+	if first || int16(p.Number-r.newest) > 0 {
+		r.newest, r.newestAt = p.Number, now
+	}
+	sent := ticksDuration(p.Sent)
+	r.offsets.Add(now - c.epoch - sent)
+	clock := ticksDuration(p.Clock)
+	r.clockOff[r.clockN%clockSamples] = clock - now
+	r.clockN++
+	r.maxClock = max(r.maxClock, clock)
+	r.reportedLag = ticksDuration(p.Lag)
+
+	// What it holds of ours.
+	own := c.table.Stream(c.self)
+	if ack := wire.Unwrap16(own.Next(), p.Ack); ack <= own.Next() && ack > r.acked {
+		r.acked = ack
+	}
+	if p.AckSeal > r.ackedSeal && p.AckSeal <= own.Seal() {
+		r.ackedSeal = p.AckSeal
+	}
+
+	// Its commands and seal.
+	s := c.table.Stream(from)
+	next := wire.Unwrap16(s.Next(), p.Next)
+	if uint32(len(p.Commands)) > next {
+		c.violation(from, "more commands than sequence numbers")
+		return
+	}
+	limit := c.executed + c.window.Ahead
+	firstSeq := next - uint32(len(p.Commands))
+	for i, wc := range p.Commands {
+		seq := firstSeq + uint32(i)
+		if wc.Frame > limit {
+			c.violation(from, fmt.Sprintf("command %d at frame %d outside the window (executed %d)", seq, wc.Frame, c.executed))
+			return
+		}
+		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
+		if seq >= s.Next() {
+			cmd.Payload = append([]byte(nil), wc.Payload...)
+		}
+		if _, err := s.Insert(cmd); err != nil {
+			c.violation(from, err.Error())
+			return
+		}
+	}
+	if p.Seal > limit {
+		c.violation(from, fmt.Sprintf("seal %d outside the window (executed %d)", p.Seal, c.executed))
+		return
+	}
+	s.Promise(p.Seal, next)
+}
+
+func (c *Core) violation(from bucket.Slot, detail string) {
+	c.stats.Violations++
+	c.out.Events = append(c.out.Events, Event{Type: EventViolation, Frame: c.executed + 1, Member: from, Detail: detail})
+	c.cfg.Logger.Warn("lockstep: protocol violation", "member", from, "detail", detail)
+}
+
+// Close stops the core: Submit is refused from now on and received datagrams
+// are ignored. Leaving a session at an announced frame is done by Session.
+func (c *Core) Close() { c.closed = true }
+
+// advanceClock moves the frame clock to now, slowing it (by at most a tenth
+// of real time) while this member runs ahead of the slowest member it hears.
+func (c *Core) advanceClock(now time.Duration) {
+	if now < c.lastNow {
+		now = c.lastNow
+	}
+	dt := now - c.lastNow
+	c.lastNow = now
+	pos := c.position(now)
+	if dt > 0 && pos > 0 {
+		slowest, ok := c.slowestClock(now)
+		if ok && pos-slowest > c.cfg.Frame/8 {
+			c.lag += min(dt/10, pos-slowest)
+			c.stats.Slewed += min(dt/10, pos-slowest)
+			pos = c.position(now)
+		}
+	}
+	if pos >= 0 {
+		if f := bucket.Frame(pos / c.cfg.Frame); f > c.frame {
+			c.frame = f
+			c.sampleLags(time.Duration(f) * c.cfg.Frame)
+		}
+	}
+	// Our seal: nothing further at or below frame+delay-1.
+	own := c.table.Stream(c.self)
+	if seal := c.frame + bucket.Frame(c.delay.Frames()) - 1; seal > own.Seal() {
+		own.SetSeal(seal)
+		c.sealAt = now
+		for _, r := range c.peers {
+			if r != nil && !r.urgent {
+				r.urgent, r.urgentAt = true, now
+			}
+		}
+	}
+}
+
+// sampleLags records, at a frame tick at position tick, how far each
+// member's frame clock as last heard lags ours. A member's seal follows its
+// frame clock, so this lag, in frames, is how many frames ahead that member
+// must stamp its commands for its seals to arrive before we need them: the
+// one-way delay of its seals including jitter, losses repaired by repeats,
+// send gaps and clock misalignment, measured where it matters.
+func (c *Core) sampleLags(tick time.Duration) {
+	for _, r := range c.peers {
+		if r != nil && r.clockN > 0 {
+			// Quantized to whole frames: its seal steps once a frame.
+			heard := r.maxClock - r.maxClock%c.cfg.Frame
+			r.lags.Add(tick - heard)
+		}
+	}
+}
+
+// position returns the frame-clock position at now: time since frame 0
+// began, less the slowing applied so far.
+func (c *Core) position(now time.Duration) time.Duration {
+	return now - c.cfg.Start - c.lag
+}
+
+func (c *Core) slowestClock(now time.Duration) (time.Duration, bool) {
+	var slowest time.Duration
+	found := false
+	for _, r := range c.peers {
+		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+			continue
+		}
+		if at, ok := r.clockAt(now); ok && (!found || at < slowest) {
+			slowest, found = at, true
+		}
+	}
+	return slowest, found
+}
+
+// Ready advances the core to now and returns the work to do. See Ready for
+// the caller's duties and how long the result stays valid.
+func (c *Core) Ready(now time.Duration) Ready {
+	c.out.Datagrams = c.out.Datagrams[:0]
+	c.out.Buckets = c.out.Buckets[:0]
+	c.arena = c.arena[:0]
+	c.cmdBuf = c.cmdBuf[:0]
+	c.bucketAt = c.bucketAt[:0]
+	c.advanceClock(now)
+	c.updatePolicy(now)
+	c.execute()
+	c.trim()
+	c.send(now)
+	c.out.Deadline = c.deadline(now)
+	events := c.out.Events
+	c.out.Events = c.out.Events[:0:0]
+	out := c.out
+	out.Events = events
+	// Buckets reference cmdBuf, which may have moved while growing.
+	for i, at := range c.bucketAt {
+		end := len(c.cmdBuf)
+		if i+1 < len(c.bucketAt) {
+			end = c.bucketAt[i+1]
+		}
+		out.Buckets[i].Commands = c.cmdBuf[at:end:end]
+	}
+	c.stats.Frame = c.frame
+	c.stats.Executed = c.executed
+	c.stats.Seal = c.table.Stream(c.self).Seal()
+	return out
+}
+
+// execute collects every frame whose time has come and whose bucket is
+// complete.
+func (c *Core) execute() {
+	for c.executed < c.frame {
+		f := c.executed + 1
+		if !c.table.Ready(f) {
+			if f > c.stalled {
+				c.stalled = f
+				c.stats.Stalls++
+			}
+			return
+		}
+		c.bucketAt = append(c.bucketAt, len(c.cmdBuf))
+		c.cmdBuf = c.table.AppendBucket(c.cmdBuf, f)
+		c.out.Buckets = append(c.out.Buckets, Bucket{Frame: f})
+		c.executed = f
+		c.stats.Commands += int64(len(c.cmdBuf) - c.bucketAt[len(c.bucketAt)-1])
+	}
+}
+
+// trim forgets commands nobody needs any more: our own once every member
+// holds them and they are executed, others' a window after execution.
+func (c *Core) trim() {
+	own := c.table.Stream(c.self)
+	acked := own.Next()
+	for _, r := range c.peers {
+		if r != nil && c.table.Closed(r.slot) == bucket.NoFrame {
+			acked = min(acked, r.acked)
+		}
+	}
+	// Keep what this Ready's buckets reference: trimming clears payloads.
+	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
+	own.Trim(min(acked, seqAfter(own, keepFrom)))
+	for i := range c.cfg.Members {
+		if bucket.Slot(i) != c.self {
+			s := c.table.Stream(bucket.Slot(i))
+			s.Trim(seqAfter(s, keepFrom-c.window.Ahead))
+		}
+	}
+}
+
+// seqAfter returns the first held sequence number of s stamped after frame.
+func seqAfter(s *bucket.Stream, frame bucket.Frame) uint32 {
+	held := s.Since(0)
+	lo, hi := 0, len(held)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if held[m].Frame <= frame {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return s.Base() + uint32(lo)
+}
+
+// updatePolicy resizes the delay from fresh measurements, at most once a
+// frame.
+func (c *Core) updatePolicy(now time.Duration) {
+	if c.cfg.FixedDelay > 0 || now-c.lastPolicy < c.cfg.Frame {
+		return
+	}
+	c.lastPolicy = now
+	for _, r := range c.peers {
+		if r == nil {
+			continue
+		}
+		// Our report of its lag, sent back to it; sorting the window is the
+		// costliest thing the core does, so only every tenth frame.
+		if r.lags.Len() > 0 && (r.lagHigh == 0 || c.frame%10 == 0) {
+			r.lagHigh = r.lags.Percentile(99)
+		}
+	}
+	var lag time.Duration
+	for _, r := range c.peers {
+		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+			continue
+		}
+		if r.rttN < 8 || r.reportedLag == 0 {
+			return // not every path measured yet: keep the delay
+		}
+		lag = max(lag, r.reportedLag)
+	}
+	c.delay.Update(lag, 0)
+	c.stats.Delay = c.delay.Frames()
+	c.stats.Lag = lag
+	c.stats.SendWait = c.waits.Percentile(99)
+}

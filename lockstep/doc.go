@@ -1,0 +1,21 @@
+// Package lockstep is the Phalanx engine: deterministic lockstep over
+// unreliable datagrams.
+//
+// The heart of it is [Core], a sans-I/O state machine in the shape of etcd's
+// raft RawNode: it starts no goroutine, reads no clock and opens no socket.
+// The caller hands it local commands ([Core.Submit]), received datagrams
+// ([Core.Receive]) and the current time, and collects everything the core
+// wants done in one batch ([Core.Ready]): datagrams to send to each member,
+// buckets to step in order, events, and the time by which Ready must be
+// called again.
+//
+// Every command is stamped with the frame it executes on, a few frames in the
+// future, sized from the measured one-way delay (see bucket.DelayPolicy).
+// Every member steps the same buckets in the same order, so a deterministic
+// [Simulation] computes the same world on every member.
+//
+// Time is a time.Duration on the caller's monotonic clock (any epoch, the
+// same for every call on one Core). The virtual-time harness in
+// lockstep/locksteptest passes simulated time; a real session passes the
+// time since it started.
+package lockstep

@@ -1,0 +1,148 @@
+package lockstep
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// sentRing remembers when recent datagrams to one member were sent, by
+// datagram number, to turn echoes into round-trip times.
+const sentRing = 128
+
+// clockSamples is how many recent datagrams the clock estimate looks at.
+const clockSamples = 16
+
+// remote is what a Core knows about one other member and its path.
+type remote struct {
+	slot bucket.Slot
+
+	// Sending to it.
+	number    uint16 // next datagram number
+	sentAt    [sentRing]time.Duration
+	sentNum   [sentRing]uint16
+	lastSend  time.Duration
+	sent      bool         // anything sent yet
+	acked     uint32       // how many of our commands it holds
+	ackedSeal bucket.Frame // our seal as it holds it
+	sealSent  bucket.Frame // our seal in the last datagram to it
+	urgent    bool         // a command or a seal change waits to go out
+	urgentAt  time.Duration
+
+	// Receiving from it.
+	heard       bool
+	newest      uint16 // newest datagram number received, for echoes
+	newestAt    time.Duration
+	lastRecv    time.Duration
+	clockOff    [clockSamples]time.Duration // its frame clock minus our receive time
+	clockN      int
+	maxClock    time.Duration // the furthest frame-clock position heard from it
+	reportedLag time.Duration // its report of how far our clock, as it last heard it, lags its own at its frame ticks
+
+	// Measurements.
+	srtt, rttvar time.Duration
+	rttN         int
+	rtts         *bucket.Samples // recent RTTs, for the minimum
+	minRTTNow    time.Duration   // the smallest of rtts
+	offsets      *bucket.Samples // receive time minus its send time: one-way delay plus clock offset
+	lags         *bucket.Samples // at our frame ticks: our frame clock minus the furthest of its we heard
+	lagHigh      time.Duration   // high percentile of lags, reported back to it
+}
+
+func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
+	return &remote{
+		slot:      slot,
+		ackedSeal: seal,
+		sealSent:  seal,
+		rtts:      bucket.NewSamples(64),
+		offsets:   bucket.NewSamples(256),
+		lags:      bucket.NewSamples(256),
+	}
+}
+
+func (r *remote) recordSend(now time.Duration) uint16 {
+	n := r.number
+	r.number++
+	r.sentAt[n%sentRing] = now
+	r.sentNum[n%sentRing] = n
+	r.lastSend = now
+	r.sent = true
+	return n
+}
+
+// echo turns an echo of one of our datagrams into an RTT sample.
+func (r *remote) echo(now time.Duration, e wire.Echo) {
+	i := e.Number % sentRing
+	if r.sentNum[i] != e.Number || !r.sent {
+		return
+	}
+	rtt := now - r.sentAt[i] - ticksDuration(e.Hold)
+	if rtt < 0 || rtt > 60*time.Second {
+		return
+	}
+	r.rtts.Add(rtt)
+	r.minRTTNow = r.rtts.Min()
+	if r.rttN == 0 {
+		r.srtt, r.rttvar = rtt, rtt/2
+	} else {
+		d := r.srtt - rtt
+		if d < 0 {
+			d = -d
+		}
+		r.rttvar = (3*r.rttvar + d) / 4
+		r.srtt = (7*r.srtt + rtt) / 8
+	}
+	r.rttN++
+}
+
+// minRTT returns the smallest recent RTT, or 0 before any.
+func (r *remote) minRTT() time.Duration { return r.minRTTNow }
+
+// delayVariation returns the high percentile of the one-way delay variation
+// on its path to us, by the minimum-offset method: each datagram's receive
+// time minus its send time is the one-way delay plus the (unknown, constant)
+// clock offset; the smallest such offset in the window stands for the
+// fastest delivery, and every other one exceeds it by that datagram's extra
+// delay.
+func (r *remote) delayVariation() time.Duration {
+	if r.offsets.Len() == 0 {
+		return 0
+	}
+	return r.offsets.Percentile(99) - r.offsets.Min()
+}
+
+// oneWay estimates a high percentile of the one-way delay from it to us:
+// half the minimum RTT (the path's fixed delay, assuming symmetric minimum
+// delays) plus the variation measured by the minimum-offset method.
+func (r *remote) oneWay() time.Duration {
+	return r.minRTT()/2 + r.delayVariation()
+}
+
+// clockAt estimates the member's frame-clock position at our time now from
+// the least delayed recent datagram.
+func (r *remote) clockAt(now time.Duration) (time.Duration, bool) {
+	if r.clockN == 0 {
+		return 0, false
+	}
+	n := min(r.clockN, clockSamples)
+	best := r.clockOff[0]
+	for _, o := range r.clockOff[1:n] {
+		best = max(best, o)
+	}
+	return now + best + r.minRTT()/2, true
+}
+
+func durationTicks(d time.Duration) wire.Ticks {
+	if d <= 0 {
+		return 0
+	}
+	return wire.Ticks(d / (100 * time.Microsecond))
+}
+
+func ticksDuration(t wire.Ticks) time.Duration {
+	if t > wire.Ticks(1<<40) {
+		return time.Duration(1<<40) * 100 * time.Microsecond
+	}
+	return time.Duration(t) * 100 * time.Microsecond
+}

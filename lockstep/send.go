@@ -1,0 +1,212 @@
+package lockstep
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// maxBurstDatagrams bounds the datagrams one flush sends to one member when
+// its unacknowledged commands do not fit in one.
+const maxBurstDatagrams = 8
+
+// interval is the gap between repeats to r: about a third of the round trip
+// (the anet seed), within the configured bounds.
+func (c *Core) interval(r *remote) time.Duration {
+	i := c.cfg.MinInterval
+	if r.rttN > 0 {
+		i = r.srtt / 3
+	}
+	return max(c.cfg.MinInterval, min(i, c.cfg.MaxInterval))
+}
+
+// needsRepeat reports whether r lacks something of ours: commands or our
+// current seal.
+func (c *Core) needsRepeat(r *remote) bool {
+	own := c.table.Stream(c.self)
+	return r.acked < own.Next() || r.ackedSeal < own.Seal()
+}
+
+// due reports whether a datagram should go to r now, and if not, when.
+func (c *Core) due(now time.Duration, r *remote) (bool, time.Duration) {
+	if r.urgent || !r.sent {
+		return true, now
+	}
+	next := r.lastSend + c.cfg.MaxInterval
+	if c.needsRepeat(r) {
+		next = min(next, r.lastSend+c.interval(r))
+	}
+	return now >= next, next
+}
+
+func (c *Core) burst() int64 {
+	b := int64(c.cfg.Budget) / 4
+	b = max(b, int64(c.cfg.MaxDatagramSize+c.cfg.Overhead))
+	return b * int64(time.Second)
+}
+
+// minSendCost is the budget a send needs in hand: a typical small datagram.
+const minSendCost = 200
+
+// affordable reports whether the budget allows another datagram now.
+func (c *Core) affordable() bool {
+	return c.cfg.Budget <= 0 || c.tokens >= int64(minSendCost+c.cfg.Overhead)*int64(time.Second)
+}
+
+// refill adds budget tokens for the time since the last refill.
+func (c *Core) refill(dt time.Duration) {
+	if c.cfg.Budget <= 0 || dt <= 0 {
+		return
+	}
+	c.tokens = min(c.tokens+int64(dt)*int64(c.cfg.Budget), c.burst())
+}
+
+// send builds the datagrams due now, oldest-waiting member first, within the
+// budget.
+func (c *Core) send(now time.Duration) {
+	c.refill(now - c.stats.lastRefill)
+	c.stats.lastRefill = now
+	n := len(c.peers)
+	start := int(c.stats.Datagrams) % n
+	for k := range n {
+		r := c.peers[(start+k)%n]
+		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+			continue
+		}
+		if ok, _ := c.due(now, r); !ok {
+			continue
+		}
+		if !c.affordable() {
+			return // out of budget; the deadline wakes us when it refills
+		}
+		c.sendTo(now, r)
+	}
+}
+
+// sendTo builds one datagram for r, or several when its unacknowledged
+// commands do not fit in one.
+func (c *Core) sendTo(now time.Duration, r *remote) {
+	own := c.table.Stream(c.self)
+	theirs := c.table.Stream(r.slot)
+	seal := own.Seal()
+	if seal > r.sealSent && r.sent {
+		c.waits.Add(now - c.sealAt)
+	}
+	if r.urgent {
+		c.waits.Add(now - r.urgentAt)
+	}
+	cmds := own.Since(r.acked)
+	for range maxBurstDatagrams {
+		p := &c.pkt
+		*p = wire.Packet{
+			Session:  c.cfg.Session,
+			From:     c.self,
+			Sent:     durationTicks(now - c.epoch),
+			Clock:    durationTicks(c.position(now)),
+			Seal:     seal,
+			Next:     uint16(own.Next()),
+			Ack:      uint16(theirs.Next()),
+			AckSeal:  theirs.Seal(),
+			Lag:      durationTicks(r.lagHigh),
+			HasEcho:  r.heard,
+			Echo:     wire.Echo{Number: r.newest, Hold: durationTicks(now - r.newestAt)},
+			Commands: c.wireCmds[:0],
+		}
+		for _, bc := range cmds {
+			p.Commands = append(p.Commands, wire.Command{Frame: bc.Frame, Payload: bc.Payload})
+		}
+		c.wireCmds = p.Commands[:0]
+		rest := cmds[:0]
+		if p.Length() > c.cfg.MaxDatagramSize {
+			// Split: the longest prefix that fits, with a seal and Next that
+			// hold for that prefix alone.
+			lo, hi := 1, len(p.Commands)-1
+			all := p.Commands
+			for lo < hi {
+				m := (lo + hi + 1) / 2
+				p.Commands = all[:m]
+				p.Seal = min(seal, all[m].Frame-1)
+				if p.Length() <= c.cfg.MaxDatagramSize {
+					lo = m
+				} else {
+					hi = m - 1
+				}
+			}
+			p.Commands = all[:lo]
+			p.Seal = min(seal, all[lo].Frame-1)
+			p.Next = uint16(cmds[lo].Seq)
+			rest = cmds[lo:]
+		}
+		p.Number = r.recordSend(now)
+		start := len(c.arena)
+		var err error
+		c.arena, err = p.Append(c.arena)
+		if err != nil {
+			panic("lockstep: encoding our own datagram: " + err.Error())
+		}
+		size := len(c.arena) - start
+		c.out.Datagrams = append(c.out.Datagrams, Datagram{To: r.slot, Data: c.arena[start:len(c.arena):len(c.arena)]})
+		c.stats.Datagrams++
+		c.stats.BytesSent += int64(size + c.cfg.Overhead)
+		if c.cfg.Budget > 0 {
+			c.tokens -= int64(size+c.cfg.Overhead) * int64(time.Second)
+		}
+		if len(rest) == 0 || !c.affordable() {
+			break
+		}
+		cmds = rest
+	}
+	// The arena may have moved while growing: point every datagram at the
+	// final storage.
+	c.fixDatagrams()
+	r.urgent = false
+	r.sealSent = seal
+}
+
+// fixDatagrams re-slices every pending datagram from the current arena, which
+// append may have reallocated.
+func (c *Core) fixDatagrams() {
+	off := 0
+	for i := range c.out.Datagrams {
+		n := len(c.out.Datagrams[i].Data)
+		c.out.Datagrams[i].Data = c.arena[off : off+n : off+n]
+		off += n
+	}
+}
+
+// deadline returns when Ready must next be called: the next frame tick, the
+// next repeat or keep-alive, or when the budget allows the next send.
+func (c *Core) deadline(now time.Duration) time.Duration {
+	pos := c.position(now)
+	var next time.Duration
+	if pos < 0 {
+		next = now - pos
+	} else {
+		next = now + c.cfg.Frame - pos%c.cfg.Frame
+	}
+	// The next send: the earliest member due, but not before the budget
+	// allows it. Only sends wait for the budget, never the frame tick.
+	send := time.Duration(-1)
+	for _, r := range c.peers {
+		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+			continue
+		}
+		_, at := c.due(now, r)
+		if send < 0 || at < send {
+			send = at
+		}
+	}
+	if send >= 0 {
+		if c.cfg.Budget > 0 {
+			if need := int64(minSendCost+c.cfg.Overhead)*int64(time.Second) - c.tokens; need > 0 {
+				send = max(send, now+time.Duration(need/int64(c.cfg.Budget))+1)
+			}
+		}
+		next = min(next, max(send, now))
+	}
+	if next <= now {
+		next = now + time.Millisecond
+	}
+	return next
+}

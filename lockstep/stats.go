@@ -1,0 +1,70 @@
+package lockstep
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+)
+
+// Stats are a core's counters and current measurements: plain values the
+// caller reads (a Session copies them out under its lock).
+type Stats struct {
+	Frame    bucket.Frame // frame clock
+	Executed bucket.Frame // newest frame stepped
+	Seal     bucket.Frame // our seal
+	Delay    int          // frames ahead commands are stamped now
+
+	Lag      time.Duration // high percentile of how far our frame clock, as the farthest member last heard it, lags its own: what sizes the delay
+	SendWait time.Duration // high percentile of how long a seal change waited for a send
+	Slewed   time.Duration // how much the frame clock has been slowed in total
+
+	Stalls    int64 // frames that had to wait for a seal
+	Submitted int64 // local commands submitted
+	Commands  int64 // commands stepped (all members')
+
+	Datagrams         int64 // datagrams sent
+	BytesSent         int64 // bytes sent, counting Config.Overhead per datagram
+	DatagramsReceived int64
+	BytesReceived     int64 // bytes received, counting Config.Overhead per datagram
+	Malformed         int64 // received datagrams that did not decode
+	Foreign           int64 // received datagrams of another session or sender
+	Violations        int64 // protocol violations seen
+
+	lastRefill time.Duration
+}
+
+// PeerStats is what one member knows of its path to another.
+type PeerStats struct {
+	Slot      bucket.Slot
+	RTT       time.Duration // smoothed round-trip time
+	RTTVar    time.Duration // round-trip time variation
+	MinRTT    time.Duration // smallest recent round-trip time
+	OneWay    time.Duration // estimated high percentile of the one-way delay from it: min RTT/2 plus the delay variation
+	Lag       time.Duration // its report of how far our frame clock lags its own when it needs our seal
+	Seal      bucket.Frame  // its seal as we hold it
+	LastHeard time.Duration // when we last received from it
+}
+
+// Stats returns the core's counters.
+func (c *Core) Stats() Stats { return c.stats }
+
+// AppendPeerStats appends one entry per other member and returns the
+// extended slice.
+func (c *Core) AppendPeerStats(dst []PeerStats) []PeerStats {
+	for _, r := range c.peers {
+		if r == nil {
+			continue
+		}
+		dst = append(dst, PeerStats{
+			Slot:      r.slot,
+			RTT:       r.srtt,
+			RTTVar:    r.rttvar,
+			MinRTT:    r.minRTT(),
+			OneWay:    r.oneWay(),
+			Lag:       r.reportedLag,
+			Seal:      c.table.Stream(r.slot).Seal(),
+			LastHeard: r.lastRecv,
+		})
+	}
+	return dst
+}

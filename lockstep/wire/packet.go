@@ -1,0 +1,421 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/phalanx-net/phalanx/bucket"
+)
+
+// Kind is the first byte of every datagram and says what it carries.
+type Kind byte
+
+// Datagram kinds. Values not listed are reserved; a decoder rejects them.
+const (
+	KindLockstep Kind = 0x01 // a Packet: seals, acks, commands, timing, hashes
+	KindEntity   Kind = 0x02 // reserved for dead-reckoned entity updates
+)
+
+// MaxDatagramSize is the default and largest datagram size: it stays under
+// the smallest QUIC datagram payload on a 1280-byte IPv6 path.
+const MaxDatagramSize = 1200
+
+// Overhead is the number of bytes the network carries per datagram on top of
+// its payload, as Phalanx counts bytes on the wire: 28 bytes of IPv4 and UDP
+// headers plus a modeled QUIC 1-RTT packet of 28 bytes (1 flags byte, an
+// 8-byte connection ID, a 2-byte packet number, a 16-byte AEAD tag and the
+// 1-byte type of a DATAGRAM frame that is the packet's last frame, so without
+// a length field). See docs/protocol.md, "Overhead on the wire".
+const Overhead = 56
+
+// Flag bits of a Packet. Bits not listed are reserved and must be zero.
+const (
+	flagEcho     = 1 << 0
+	flagCommands = 1 << 1
+	flagHash     = 1 << 2
+	flagsKnown   = flagEcho | flagCommands | flagHash
+)
+
+// Errors returned by Parse. Every decoding error wraps ErrMalformed.
+var (
+	ErrMalformed = errors.New("wire: malformed datagram")
+	ErrTooLarge  = errors.New("wire: datagram larger than the size limit")
+)
+
+// Command is one command as carried in a Packet: its frame and payload. Its
+// sequence number follows from its position (see Packet.Next).
+type Command struct {
+	Frame   bucket.Frame
+	Payload []byte
+}
+
+// Echo returns a received datagram's number to its sender with how long the
+// receiver held it, so the sender can measure the round-trip time.
+type Echo struct {
+	Number uint16
+	Hold   Ticks
+}
+
+// HashReport carries the state hash after an executed frame and the hash of
+// the bucket stepped on it.
+type HashReport struct {
+	Frame bucket.Frame
+	State uint64
+	Input uint64
+}
+
+// Ticks is a duration or a clock reading in units of 100 microseconds.
+type Ticks uint64
+
+// Packet is a lockstep datagram from one member to another.
+type Packet struct {
+	Session uint16      // the session tag: datagrams of other sessions are refused
+	From    bucket.Slot // sender slot
+	Number  uint16      // datagram number on this sender→receiver path, wrapping
+
+	Sent  Ticks // sender's clock when sent, since the sender started
+	Clock Ticks // sender's frame clock: frames elapsed times the frame length
+
+	Seal bucket.Frame // sender's seal: no further command of it at or below
+	Next uint16       // sender's next sequence number (mod 2^16); the seal holds once the receiver has every command below it
+
+	Ack     uint16       // the receiver's stream: the next sequence number the sender lacks (mod 2^16)
+	AckSeal bucket.Frame // the receiver's seal as the sender holds it
+
+	Lag Ticks // sender's high percentile of how far the receiver's frame clock, as last heard, lagged its own at its frame ticks
+
+	HasEcho bool
+	Echo    Echo
+
+	// Commands are the sender's commands with sequence numbers
+	// Next-len(Commands) .. Next-1 (mod 2^16), oldest first, frames never
+	// decreasing.
+	Commands []Command
+
+	HasHash bool
+	Hash    HashReport
+}
+
+// headerLen is the fixed part: kind, session, from, number, flags, next, ack.
+const headerLen = 1 + 2 + 1 + 2 + 1 + 2 + 2
+
+func (p *Packet) flags() byte {
+	var f byte
+	if p.HasEcho {
+		f |= flagEcho
+	}
+	if len(p.Commands) > 0 {
+		f |= flagCommands
+	}
+	if p.HasHash {
+		f |= flagHash
+	}
+	return f
+}
+
+// Length returns the number of bytes Append writes for p.
+func (p *Packet) Length() int {
+	n := headerLen + uvarintLen(uint64(p.Sent)) + uvarintLen(uint64(p.Clock)) +
+		uvarintLen(frameCode(p.Seal)) + uvarintLen(frameCode(p.AckSeal)) + uvarintLen(uint64(p.Lag))
+	if p.HasEcho {
+		n += 2 + uvarintLen(uint64(p.Echo.Hold))
+	}
+	if len(p.Commands) > 0 {
+		n += uvarintLen(uint64(len(p.Commands)))
+		prev := p.Seal
+		for i, c := range p.Commands {
+			if i == 0 {
+				n += uvarintLen(zigzag(int64(c.Frame - prev)))
+			} else {
+				n += uvarintLen(uint64(c.Frame - prev))
+			}
+			prev = c.Frame
+			n += uvarintLen(uint64(len(c.Payload))) + len(c.Payload)
+		}
+	}
+	if p.HasHash {
+		n += uvarintLen(frameCode(p.Hash.Frame)) + 16
+	}
+	return n
+}
+
+// CommandLength returns the bytes one command adds to a Packet after the
+// first: its frame delta from the previous command, length and payload.
+func CommandLength(prevFrame bucket.Frame, c Command) int {
+	return uvarintLen(uint64(c.Frame-prevFrame)) + uvarintLen(uint64(len(c.Payload))) + len(c.Payload)
+}
+
+// Append appends the encoding of p to b. It returns an error if p cannot be
+// encoded: a Seal, AckSeal or hash report frame outside [-1, 2^40), a command
+// frame outside [0, 2^40), or command frames that decrease.
+func (p *Packet) Append(b []byte) ([]byte, error) {
+	if p.Seal < -1 || p.AckSeal < -1 || (p.HasHash && p.Hash.Frame < -1) ||
+		p.Seal >= maxFrame || p.AckSeal >= maxFrame || (p.HasHash && p.Hash.Frame >= maxFrame) {
+		return b, fmt.Errorf("wire: frame out of range (seal %d, ack seal %d, hash %d)", p.Seal, p.AckSeal, p.Hash.Frame)
+	}
+	for i, c := range p.Commands {
+		if c.Frame < 0 || c.Frame >= maxFrame {
+			return b, fmt.Errorf("wire: command %d has frame %d out of range", i, c.Frame)
+		}
+		if i > 0 && c.Frame < p.Commands[i-1].Frame {
+			return b, fmt.Errorf("wire: command %d frame %d decreases from %d", i, c.Frame, p.Commands[i-1].Frame)
+		}
+	}
+	b = append(b, byte(KindLockstep))
+	b = binary.LittleEndian.AppendUint16(b, p.Session)
+	b = append(b, byte(p.From))
+	b = binary.LittleEndian.AppendUint16(b, p.Number)
+	b = append(b, p.flags())
+	b = binary.LittleEndian.AppendUint16(b, p.Next)
+	b = binary.LittleEndian.AppendUint16(b, p.Ack)
+	b = binary.AppendUvarint(b, uint64(p.Sent))
+	b = binary.AppendUvarint(b, uint64(p.Clock))
+	b = binary.AppendUvarint(b, frameCode(p.Seal))
+	b = binary.AppendUvarint(b, frameCode(p.AckSeal))
+	b = binary.AppendUvarint(b, uint64(p.Lag))
+	if p.HasEcho {
+		b = binary.LittleEndian.AppendUint16(b, p.Echo.Number)
+		b = binary.AppendUvarint(b, uint64(p.Echo.Hold))
+	}
+	if len(p.Commands) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(p.Commands)))
+		prev := p.Seal
+		for i, c := range p.Commands {
+			if i == 0 {
+				b = binary.AppendUvarint(b, zigzag(int64(c.Frame-prev)))
+			} else {
+				b = binary.AppendUvarint(b, uint64(c.Frame-prev))
+			}
+			prev = c.Frame
+			b = binary.AppendUvarint(b, uint64(len(c.Payload)))
+			b = append(b, c.Payload...)
+		}
+	}
+	if p.HasHash {
+		b = binary.AppendUvarint(b, frameCode(p.Hash.Frame))
+		b = binary.LittleEndian.AppendUint64(b, p.Hash.State)
+		b = binary.LittleEndian.AppendUint64(b, p.Hash.Input)
+	}
+	return b, nil
+}
+
+// maxFrame bounds decoded frame numbers (2^40 frames is 1,700 years at 20 Hz)
+// so that frame arithmetic can never overflow.
+const maxFrame = 1 << 40
+
+// Parse decodes a datagram into p, reusing p.Commands' storage. Command
+// payloads alias b. On error p holds partial garbage; the error wraps
+// ErrMalformed and says what was wrong and at which byte offset. Parse never
+// panics.
+func Parse(b []byte, p *Packet) error {
+	cmds := p.Commands[:0]
+	*p = Packet{Commands: cmds} // keep the storage even if decoding fails
+	r := reader{b: b}
+	if len(b) > MaxDatagramSize {
+		return fmt.Errorf("%w: %d bytes: %w", ErrMalformed, len(b), ErrTooLarge)
+	}
+	kind := r.byte()
+	if r.err == nil && Kind(kind) != KindLockstep {
+		return fmt.Errorf("%w: kind %#02x is not a lockstep datagram", ErrMalformed, kind)
+	}
+	p.Session = r.uint16()
+	p.From = bucket.Slot(r.byte())
+	p.Number = r.uint16()
+	flags := r.byte()
+	p.Next = r.uint16()
+	p.Ack = r.uint16()
+	if r.err != nil {
+		return r.fail("header")
+	}
+	if flags&^flagsKnown != 0 {
+		return fmt.Errorf("%w: reserved flag bits %#02x set", ErrMalformed, flags&^flagsKnown)
+	}
+	p.Sent = Ticks(r.uvarint())
+	p.Clock = Ticks(r.uvarint())
+	p.Seal = r.frame()
+	p.AckSeal = r.frame()
+	p.Lag = Ticks(r.uvarint())
+	if r.err != nil {
+		return r.fail("timing and seals")
+	}
+	if flags&flagEcho != 0 {
+		p.HasEcho = true
+		p.Echo.Number = r.uint16()
+		p.Echo.Hold = Ticks(r.uvarint())
+		if r.err != nil {
+			return r.fail("echo")
+		}
+	}
+	if flags&flagCommands != 0 {
+		n := r.uvarint()
+		if r.err != nil {
+			return r.fail("command count")
+		}
+		// Each command takes at least two bytes, so a count larger than the
+		// remaining bytes allow is a lie; checking first bounds the work.
+		if n == 0 || n > uint64(len(b)-r.off)/2 || n > 1<<15 {
+			return fmt.Errorf("%w: command count %d with %d bytes left", ErrMalformed, n, len(b)-r.off)
+		}
+		prev := p.Seal
+		for i := range int(n) {
+			var frame bucket.Frame
+			if i == 0 {
+				frame = prev + bucket.Frame(unzigzag(r.uvarint()))
+			} else {
+				d := r.uvarint()
+				if d > maxFrame {
+					r.setErr("frame delta too large")
+				}
+				frame = prev + bucket.Frame(d)
+			}
+			size := r.uvarint()
+			payload := r.bytes(size)
+			if r.err != nil {
+				return r.fail(fmt.Sprintf("command %d", i))
+			}
+			if frame < 0 || frame >= maxFrame {
+				return fmt.Errorf("%w: command %d frame %d out of range", ErrMalformed, i, frame)
+			}
+			prev = frame
+			cmds = append(cmds, Command{Frame: frame, Payload: payload})
+		}
+		p.Commands = cmds
+	} else {
+		p.Commands = cmds
+	}
+	if flags&flagHash != 0 {
+		p.HasHash = true
+		p.Hash.Frame = r.frame()
+		p.Hash.State = r.uint64()
+		p.Hash.Input = r.uint64()
+		if r.err != nil {
+			return r.fail("hash report")
+		}
+	}
+	if r.off != len(b) {
+		return fmt.Errorf("%w: %d trailing bytes at offset %d", ErrMalformed, len(b)-r.off, r.off)
+	}
+	return nil
+}
+
+// frameCode encodes a frame >= -1 as an unsigned integer: frame + 1.
+func frameCode(f bucket.Frame) uint64 { return uint64(f + 1) }
+
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// Unwrap16 returns the full sequence number whose low 16 bits are v and which
+// lies nearest to ref (within 2^15 either way, never below zero).
+func Unwrap16(ref uint32, v uint16) uint32 {
+	d := int32(int16(v - uint16(ref)))
+	full := int64(ref) + int64(d)
+	if full < 0 {
+		full += 1 << 16
+	}
+	if full > 1<<32-1 {
+		full -= 1 << 16
+	}
+	return uint32(full)
+}
+
+// reader decodes from a byte slice, remembering the first error.
+type reader struct {
+	b   []byte
+	off int
+	err error
+	why string
+}
+
+func (r *reader) setErr(why string) {
+	if r.err == nil {
+		r.err, r.why = ErrMalformed, why
+	}
+}
+
+func (r *reader) fail(field string) error {
+	why := r.why
+	if why == "" {
+		why = "truncated"
+	}
+	return fmt.Errorf("%w: %s: %s at offset %d", ErrMalformed, field, why, r.off)
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil || r.off >= len(r.b) {
+		r.setErr("truncated")
+		return 0
+	}
+	v := r.b[r.off]
+	r.off++
+	return v
+}
+
+func (r *reader) uint16() uint16 {
+	if r.err != nil || len(r.b)-r.off < 2 {
+		r.setErr("truncated")
+		return 0
+	}
+	v := binary.LittleEndian.Uint16(r.b[r.off:])
+	r.off += 2
+	return v
+}
+
+func (r *reader) uint64() uint64 {
+	if r.err != nil || len(r.b)-r.off < 8 {
+		r.setErr("truncated")
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b[r.off:])
+	r.off += 8
+	return v
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.off:])
+	if n <= 0 {
+		if n == 0 {
+			r.setErr("truncated varint")
+		} else {
+			r.setErr("varint overflows 64 bits")
+		}
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func (r *reader) frame() bucket.Frame {
+	v := r.uvarint()
+	if v > maxFrame {
+		r.setErr("frame out of range")
+		return 0
+	}
+	return bucket.Frame(v) - 1
+}
+
+func (r *reader) bytes(n uint64) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)-r.off) {
+		r.setErr("payload longer than the datagram")
+		return nil
+	}
+	v := r.b[r.off : r.off+int(n) : r.off+int(n)]
+	r.off += int(n)
+	return v
+}

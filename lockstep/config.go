@@ -26,6 +26,9 @@ const (
 	DefaultWindow         = 1200 // frames: one minute at 20 Hz
 	DefaultMaxInterval    = 250 * time.Millisecond
 	DefaultMargin         = 0
+	DefaultDropTimeout    = 5 * time.Second
+	DefaultHashInterval   = 10
+	DefaultHashHistory    = 2048
 )
 
 // Config configures a Core. The zero value of each field selects its
@@ -59,6 +62,16 @@ type Config struct {
 	// in Stats (default wire.Overhead: IP, UDP and QUIC headers).
 	Overhead int
 
+	// DropTimeout is how long a member may stay silent before the others
+	// drop it (default 5 s).
+	DropTimeout time.Duration
+	// HashInterval is how often, in frames, members exchange state hashes
+	// to detect desyncs (default every 10 frames).
+	HashInterval int
+	// HashHistory is how many frames of hashes a member keeps to locate the
+	// first divergent frame of a desync found late (default 2048).
+	HashHistory int
+
 	Logger *slog.Logger // optional; nil discards
 }
 
@@ -90,6 +103,9 @@ func (c *Config) applyDefaults() error {
 	defDur(&c.MaxInterval, DefaultMaxInterval)
 	defDur(&c.Margin, DefaultMargin)
 	def(&c.Overhead, wire.Overhead)
+	defDur(&c.DropTimeout, DefaultDropTimeout)
+	def(&c.HashInterval, DefaultHashInterval)
+	def(&c.HashHistory, DefaultHashHistory)
 	switch {
 	case c.Frame < time.Millisecond:
 		return fmt.Errorf("%w: frame %v shorter than 1ms", ErrInvalidConfig, c.Frame)
@@ -107,6 +123,10 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("%w: window %d frames smaller than twice the maximum delay %d", ErrInvalidConfig, c.Window, c.MaxDelay)
 	case c.MinInterval <= 0 || c.MaxInterval < c.MinInterval:
 		return fmt.Errorf("%w: send intervals [%v, %v]", ErrInvalidConfig, c.MinInterval, c.MaxInterval)
+	case c.DropTimeout < 10*c.Frame:
+		return fmt.Errorf("%w: drop timeout %v shorter than ten frames", ErrInvalidConfig, c.DropTimeout)
+	case c.HashInterval < 1 || c.HashHistory < 4*max(c.HashInterval, detailFrames):
+		return fmt.Errorf("%w: hash interval %d with history %d (want history at least 4 intervals and 64 frames)", ErrInvalidConfig, c.HashInterval, c.HashHistory)
 	case c.Budget < 0 || c.Overhead < 0:
 		return fmt.Errorf("%w: budget %d, overhead %d", ErrInvalidConfig, c.Budget, c.Overhead)
 	}

@@ -64,13 +64,39 @@ type Core struct {
 
 	stats Stats
 
+	// Faults (faults.go): members we stopped listening to, those whose drop
+	// or leave is final, our frozen reports, everyone's reports, reasons.
+	suspected   uint64
+	gone        uint64 // members that left and have had all we owe them
+	finalized   uint64
+	held        []bucket.Frame
+	reports     [][]bucket.Frame
+	reasons     []string
+	leaveAt     []bucket.Frame // per member: its announced last frame, or NoFrame
+	leaving     bool
+	leaveFrame  bucket.Frame
+	leaveAtTime time.Duration
+	left        bool
+
+	// Desync detection (desync.go).
+	hist          []frameRecord
+	sectionNames  []string
+	checkpoint    wire.HashReport
+	hasCheckpoint bool
+	desynced      bool
+	desyncAt      time.Duration
+
 	// Scratch reused across calls, so steady-state work allocates nothing.
-	pkt      wire.Packet
-	wireCmds []wire.Command
-	out      Ready
-	arena    []byte
-	cmdBuf   []bucket.Command
-	bucketAt []int
+	pkt            wire.Packet
+	wireCmds       []wire.Command
+	views          []wire.MemberView
+	relayCmds      []wire.Command
+	detailFrames   []wire.FrameHashes
+	detailSections []uint64
+	out            Ready
+	arena          []byte
+	cmdBuf         []bucket.Command
+	bucketAt       []int
 }
 
 // NewCore returns the core of member cfg.Self, created at time now. It
@@ -110,6 +136,18 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 			c.peers[i] = newRemote(bucket.Slot(i), initialSeal)
 		}
 	}
+	c.held = make([]bucket.Frame, cfg.Members)
+	c.reports = make([][]bucket.Frame, cfg.Members)
+	c.reasons = make([]string, cfg.Members)
+	c.leaveAt = make([]bucket.Frame, cfg.Members)
+	for i := range c.leaveAt {
+		c.leaveAt[i] = bucket.NoFrame
+	}
+	c.hist = make([]frameRecord, cfg.HashHistory)
+	for i := range c.hist {
+		c.hist[i].frame = -1
+	}
+	c.checkpoint.Frame = -1
 	c.stats.Delay = c.delay.Frames()
 	return c, nil
 }
@@ -129,7 +167,7 @@ func (c *Core) Executed() bucket.Frame { return c.executed }
 // It returns an error wrapping ErrCommandTooLarge for a payload larger than
 // Config.MaxCommandSize and ErrClosed after Close.
 func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
-	if c.closed {
+	if c.closed || c.leaving {
 		return 0, ErrClosed
 	}
 	if len(payload) > c.cfg.MaxCommandSize {
@@ -178,6 +216,10 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	}
 	c.advanceClock(now)
 	r := c.peers[from]
+	if !c.live(from) {
+		c.stats.Ignored++
+		return
+	}
 	first := !r.heard
 	r.heard = true
 	r.lastRecv = now
@@ -186,7 +228,8 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	if p.HasEcho {
 		r.echo(now, p.Echo)
 	}
-	if first || int16(p.Number-r.newest) > 0 {
+	newer := first || int16(p.Number-r.newest) > 0
+	if newer {
 		r.newest, r.newestAt = p.Number, now
 	}
 	sent := ticksDuration(p.Sent)
@@ -197,28 +240,40 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	r.maxClock = max(r.maxClock, clock)
 	r.reportedLag = ticksDuration(p.Lag)
 
-	// What it holds of ours.
+	// What it holds of ours. It cannot hold what we never sent.
 	own := c.table.Stream(c.self)
-	if ack := wire.Unwrap16(own.Next(), p.Ack); ack <= own.Next() && ack > r.acked {
-		r.acked = ack
+	ack := wire.Unwrap16(own.Next(), p.Ack)
+	if ack > own.Next() {
+		c.violation(now, from, "ack", fmt.Sprintf("acknowledges %d of our commands, we sent %d", ack, own.Next()))
+		return
 	}
-	if p.AckSeal > r.ackedSeal && p.AckSeal <= own.Seal() {
-		r.ackedSeal = p.AckSeal
+	if p.AckSeal > own.Seal() {
+		c.violation(now, from, "ack", fmt.Sprintf("acknowledges our seal %d, we sealed %d", p.AckSeal, own.Seal()))
+		return
 	}
+	r.acked = max(r.acked, ack)
+	r.ackedSeal = max(r.ackedSeal, p.AckSeal)
 
 	// Its commands and seal.
 	s := c.table.Stream(from)
 	next := wire.Unwrap16(s.Next(), p.Next)
 	if uint32(len(p.Commands)) > next {
-		c.violation(from, "more commands than sequence numbers")
+		c.violation(now, from, "sequence", "more commands than sequence numbers")
 		return
+	}
+	if newer && next >= r.newestNext && p.Seal < r.newestSeal {
+		c.violation(now, from, "seal", fmt.Sprintf("seal moved backwards from %d to %d", r.newestSeal, p.Seal))
+		return
+	}
+	if newer {
+		r.newestSeal, r.newestNext = p.Seal, next
 	}
 	limit := c.executed + c.window.Ahead
 	firstSeq := next - uint32(len(p.Commands))
 	for i, wc := range p.Commands {
 		seq := firstSeq + uint32(i)
 		if wc.Frame > limit {
-			c.violation(from, fmt.Sprintf("command %d at frame %d outside the window (executed %d)", seq, wc.Frame, c.executed))
+			c.violation(now, from, "window", fmt.Sprintf("command %d at frame %d outside the window (executed %d)", seq, wc.Frame, c.executed))
 			return
 		}
 		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
@@ -226,21 +281,31 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 			cmd.Payload = append([]byte(nil), wc.Payload...)
 		}
 		if _, err := s.Insert(cmd); err != nil {
-			c.violation(from, err.Error())
+			c.violation(now, from, "commands", err.Error())
 			return
 		}
 	}
 	if p.Seal > limit {
-		c.violation(from, fmt.Sprintf("seal %d outside the window (executed %d)", p.Seal, c.executed))
+		c.violation(now, from, "window", fmt.Sprintf("seal %d outside the window (executed %d)", p.Seal, c.executed))
 		return
 	}
 	s.Promise(p.Seal, next)
-}
 
-func (c *Core) violation(from bucket.Slot, detail string) {
-	c.stats.Violations++
-	c.out.Events = append(c.out.Events, Event{Type: EventViolation, Frame: c.executed + 1, Member: from, Detail: detail})
-	c.cfg.Logger.Warn("lockstep: protocol violation", "member", from, "detail", detail)
+	if p.HasLeave {
+		c.onLeave(now, r, p.LeaveFrame)
+	}
+	if p.HasMembership {
+		c.onMembership(now, r, &p.Membership)
+	}
+	if p.HasRelay && c.live(from) {
+		c.onRelay(now, r, &p.Relay)
+	}
+	if p.HasHash {
+		c.onHash(r, p.Hash)
+	}
+	if p.HasDetail {
+		c.onDetail(now, r, &p.Detail)
+	}
 }
 
 // Close stops the core: Submit is refused from now on and received datagrams
@@ -309,7 +374,7 @@ func (c *Core) slowestClock(now time.Duration) (time.Duration, bool) {
 	var slowest time.Duration
 	found := false
 	for _, r := range c.peers {
-		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+		if r == nil || !c.live(r.slot) {
 			continue
 		}
 		if at, ok := r.clockAt(now); ok && (!found || at < slowest) {
@@ -328,8 +393,13 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.cmdBuf = c.cmdBuf[:0]
 	c.bucketAt = c.bucketAt[:0]
 	c.advanceClock(now)
+	c.checkTimeouts(now)
+	c.settleLeaves(now)
+	c.agree(now)
 	c.updatePolicy(now)
 	c.execute()
+	c.reportDesync(now)
+	c.checkLeft(now)
 	c.trim()
 	c.send(now)
 	c.out.Deadline = c.deadline(now)
@@ -363,11 +433,14 @@ func (c *Core) execute() {
 			}
 			return
 		}
-		c.bucketAt = append(c.bucketAt, len(c.cmdBuf))
+		at := len(c.cmdBuf)
+		c.bucketAt = append(c.bucketAt, at)
 		c.cmdBuf = c.table.AppendBucket(c.cmdBuf, f)
 		c.out.Buckets = append(c.out.Buckets, Bucket{Frame: f})
 		c.executed = f
-		c.stats.Commands += int64(len(c.cmdBuf) - c.bucketAt[len(c.bucketAt)-1])
+		c.stats.Commands += int64(len(c.cmdBuf) - at)
+		rec := c.record(f)
+		rec.frame, rec.input, rec.stepped = f, InputHash(f, c.cmdBuf[at:]), false
 	}
 }
 
@@ -377,7 +450,7 @@ func (c *Core) trim() {
 	own := c.table.Stream(c.self)
 	acked := own.Next()
 	for _, r := range c.peers {
-		if r != nil && c.table.Closed(r.slot) == bucket.NoFrame {
+		if r != nil && c.live(r.slot) {
 			acked = min(acked, r.acked)
 		}
 	}
@@ -385,10 +458,12 @@ func (c *Core) trim() {
 	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
 	own.Trim(min(acked, seqAfter(own, keepFrom)))
 	for i := range c.cfg.Members {
-		if bucket.Slot(i) != c.self {
-			s := c.table.Stream(bucket.Slot(i))
-			s.Trim(seqAfter(s, keepFrom-c.window.Ahead))
+		slot := bucket.Slot(i)
+		if slot == c.self || (!c.live(slot) && c.finalized&(1<<slot) == 0) {
+			continue // a suspect's commands may have to be relayed
 		}
+		s := c.table.Stream(slot)
+		s.Trim(seqAfter(s, keepFrom-c.window.Ahead))
 	}
 }
 
@@ -426,7 +501,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 	}
 	var lag time.Duration
 	for _, r := range c.peers {
-		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+		if r == nil || !c.live(r.slot) {
 			continue
 		}
 		if r.rttN < 8 || r.reportedLag == 0 {

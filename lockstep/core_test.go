@@ -489,6 +489,9 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		MaxInterval:     lockstep.DefaultMaxInterval,
 		Margin:          lockstep.DefaultMargin,
 		Overhead:        wire.Overhead,
+		DropTimeout:     lockstep.DefaultDropTimeout,
+		HashInterval:    lockstep.DefaultHashInterval,
+		HashHistory:     lockstep.DefaultHashHistory,
 	}
 	if got != want {
 		t.Errorf("Config() = %+v\nwant       %+v", got, want)
@@ -730,8 +733,11 @@ func TestReceiveGarbage(t *testing.T) {
 	}
 	garbage = append(garbage, make([]byte, wire.MaxDatagramSize+1))
 
-	victim := newCore(t, memberConfig(2, 0), 0)
-	control := newCore(t, memberConfig(2, 0), 0)
+	// The run lasts longer than the drop timeout; silence is not the point.
+	cfg := memberConfig(2, 0)
+	cfg.DropTimeout = time.Hour
+	victim := newCore(t, cfg, 0)
+	control := newCore(t, cfg, 0)
 	for k, g := range garbage {
 		now := time.Duration(k) * time.Millisecond
 		victim.Receive(now, 1, g)
@@ -1060,8 +1066,10 @@ func TestReceiveViolations(t *testing.T) {
 				}
 				return
 			}
-			if len(rd.Events) != 1 || st.Violations != 1 {
-				t.Fatalf("events %v, %d violations; want one", rd.Events, st.Violations)
+			// A violation is reported, then the violator is dropped by
+			// agreement (alone with it, this member agrees at once).
+			if len(rd.Events) != 2 || st.Violations != 1 || rd.Events[1].Type != lockstep.EventDrop || rd.Events[1].Member != 1 {
+				t.Fatalf("events %v, %d violations; want one violation, then a drop of member 1", rd.Events, st.Violations)
 			}
 			e := rd.Events[0]
 			if e.Type != lockstep.EventViolation || e.Member != 1 || e.Frame != 0 || e.Detail == "" {

@@ -40,6 +40,32 @@ type remote struct {
 	maxClock    time.Duration // the furthest frame-clock position heard from it
 	reportedLag time.Duration // its report of how far our clock, as it last heard it, lags its own at its frame ticks
 
+	// Datagrams we sent it acknowledging its whole stream up to its leave.
+	leaveAcks int
+
+	// Its membership view (faults.go).
+	hasView bool
+	mask    uint64
+	views   [bucket.MaxMembers]wire.MemberView
+
+	// Seal monotonicity: the seal and Next of its newest datagram.
+	newestSeal bucket.Frame
+	newestNext uint32
+
+	// Our checkpoint as last sent to it, and how many times.
+	cpFrame bucket.Frame
+	cpSends int
+
+	// Desync search (desync.go).
+	checkpoints      [8]wire.HashReport
+	agreed           bucket.Frame // newest frame known to agree with it
+	mismatch         bucket.Frame // first checkpoint known to differ, or -1
+	found            bucket.Frame // first divergent frame, or -1
+	foundAt          time.Duration
+	inputsDiffer     bool
+	section          string
+	sectionsCompared bool
+
 	// Measurements.
 	srtt, rttvar time.Duration
 	rttN         int
@@ -51,14 +77,22 @@ type remote struct {
 }
 
 func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
-	return &remote{
-		slot:      slot,
-		ackedSeal: seal,
-		sealSent:  seal,
-		rtts:      bucket.NewSamples(64),
-		offsets:   bucket.NewSamples(256),
-		lags:      bucket.NewSamples(256),
+	r := &remote{
+		slot:       slot,
+		ackedSeal:  seal,
+		sealSent:   seal,
+		rtts:       bucket.NewSamples(64),
+		agreed:     -1,
+		mismatch:   -1,
+		found:      -1,
+		newestSeal: seal,
+		offsets:    bucket.NewSamples(256),
+		lags:       bucket.NewSamples(256),
 	}
+	for i := range r.checkpoints {
+		r.checkpoints[i].Frame = -1
+	}
+	return r
 }
 
 func (r *remote) recordSend(now time.Duration) uint16 {

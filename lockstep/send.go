@@ -7,6 +7,9 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
+// checkpointSends is how many datagrams to a member carry each checkpoint.
+const checkpointSends = 3
+
 // maxBurstDatagrams bounds the datagrams one flush sends to one member when
 // its unacknowledged commands do not fit in one.
 const maxBurstDatagrams = 8
@@ -71,7 +74,7 @@ func (c *Core) send(now time.Duration) {
 	start := int(c.stats.Datagrams) % n
 	for k := range n {
 		r := c.peers[(start+k)%n]
-		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+		if r == nil || !c.live(r.slot) {
 			continue
 		}
 		if ok, _ := c.due(now, r); !ok {
@@ -113,12 +116,32 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			Echo:     wire.Echo{Number: r.newest, Hold: durationTicks(now - r.newestAt)},
 			Commands: c.wireCmds[:0],
 		}
+		p.Membership.Views, p.Relay.Commands = c.views[:0], c.relayCmds[:0]
+		p.Detail.Frames, p.Detail.Sections = c.detailFrames[:0], c.detailSections[:0]
+		if c.hasCheckpoint && (r.cpFrame != c.checkpoint.Frame || r.cpSends < checkpointSends) {
+			// Each checkpoint goes out a few times, not in every datagram.
+			if r.cpFrame != c.checkpoint.Frame {
+				r.cpFrame, r.cpSends = c.checkpoint.Frame, 0
+			}
+			r.cpSends++
+			p.HasHash, p.Hash = true, c.checkpoint
+		}
+		if c.leaving {
+			p.HasLeave, p.LeaveFrame = true, c.leaveFrame
+		}
+		c.membershipView(p)
+		c.detailFor(now, p, r)
 		for _, bc := range cmds {
 			p.Commands = append(p.Commands, wire.Command{Frame: bc.Frame, Payload: bc.Payload})
 		}
 		c.wireCmds = p.Commands[:0]
+		c.views = p.Membership.Views[:0]
+		c.detailFrames, c.detailSections = p.Detail.Frames[:0], p.Detail.Sections[:0]
 		rest := cmds[:0]
-		if p.Length() > c.cfg.MaxDatagramSize {
+		if p.HasDetail && p.Length() > c.cfg.MaxDatagramSize {
+			p.HasDetail = false // the desync search waits for a roomier datagram
+		}
+		if p.Length() > c.cfg.MaxDatagramSize && len(p.Commands) > 1 {
 			// Split: the longest prefix that fits, with a seal and Next that
 			// hold for that prefix alone.
 			lo, hi := 1, len(p.Commands)-1
@@ -137,6 +160,13 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			p.Seal = min(seal, all[lo].Frame-1)
 			p.Next = uint16(cmds[lo].Seq)
 			rest = cmds[lo:]
+		}
+		if len(rest) == 0 {
+			c.relayTo(p, r)
+			c.relayCmds = p.Relay.Commands[:0]
+		}
+		if left := c.leaveAt[r.slot]; left != bucket.NoFrame && p.AckSeal >= left {
+			r.leaveAcks++
 		}
 		p.Number = r.recordSend(now)
 		start := len(c.arena)
@@ -189,7 +219,7 @@ func (c *Core) deadline(now time.Duration) time.Duration {
 	// allows it. Only sends wait for the budget, never the frame tick.
 	send := time.Duration(-1)
 	for _, r := range c.peers {
-		if r == nil || c.table.Closed(r.slot) != bucket.NoFrame {
+		if r == nil || !c.live(r.slot) {
 			continue
 		}
 		_, at := c.due(now, r)

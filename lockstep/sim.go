@@ -33,3 +33,28 @@ type Section struct {
 	Name string
 	Hash uint64
 }
+
+// InputHash returns the FNV-1a 64 hash of a bucket: its frame, then each
+// command's slot, sequence number, payload length and payload, integers
+// little-endian (frame 8 bytes, slot 1, sequence 4, length 4). Members
+// exchange it with state hashes to tell diverged inputs from diverged states.
+func InputHash(frame bucket.Frame, cmds []bucket.Command) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(v uint64, n int) {
+		for i := range n {
+			h ^= (v >> (8 * i)) & 0xff
+			h *= 1099511628211
+		}
+	}
+	mix(uint64(frame), 8)
+	for _, c := range cmds {
+		mix(uint64(c.Slot), 1)
+		mix(uint64(c.Seq), 4)
+		mix(uint64(len(c.Payload)), 4)
+		for _, b := range c.Payload {
+			h ^= uint64(b)
+			h *= 1099511628211
+		}
+	}
+	return h
+}

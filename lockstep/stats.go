@@ -29,6 +29,7 @@ type Stats struct {
 	Malformed         int64 // received datagrams that did not decode
 	Foreign           int64 // received datagrams of another session or sender
 	Violations        int64 // protocol violations seen
+	Ignored           int64 // received datagrams of members we no longer listen to
 
 	lastRefill time.Duration
 }

@@ -16,7 +16,7 @@ import (
 // Config describes one virtual run.
 type Config struct {
 	Members int            // number of members
-	Frames  int            // run until every member has stepped frames 0..Frames-1
+	Frames  int            // run until every surviving member has stepped frames 0..Frames-1
 	Seed    uint64         // seeds the network and the submit times
 	Profile netsim.Profile // network conditions on every path
 	// Core is the template of every member's core configuration; Members,
@@ -29,6 +29,15 @@ type Config struct {
 	// wall clock, not its own frame clock); the harness submits each at a
 	// seeded random moment within that frame. Nil: no commands.
 	Commands func(slot bucket.Slot, frame bucket.Frame) [][]byte
+	// Faults are injected at their frame (by the wall clock).
+	Faults []Fault
+	// Perturb alters member slot's simulation state, for FaultPerturb. Nil:
+	// perturbing is not supported.
+	Perturb func(slot bucket.Slot, sim lockstep.Simulation)
+	// Tamper, when set, may rewrite (or drop, by returning nil) every
+	// datagram as it is sent: tests use it to make a member lie. The
+	// returned slice may alias data.
+	Tamper func(now time.Duration, from, to bucket.Slot, data []byte) []byte
 	// MaxTime bounds the virtual run; 0 means ten times the nominal length
 	// plus a minute.
 	MaxTime time.Duration
@@ -38,16 +47,37 @@ type Config struct {
 	OnStep func(slot bucket.Slot, b lockstep.Bucket, sim lockstep.Simulation)
 }
 
+// FaultKind says what a Fault does.
+type FaultKind uint8
+
+// Fault kinds.
+const (
+	FaultKill      FaultKind = iota + 1 // the member falls silent forever
+	FaultLeave                          // the member leaves the session
+	FaultPartition                      // the members split into two halves for Duration
+	FaultPerturb                        // the member's simulation state is altered after it steps Frame
+)
+
+// Fault is one fault injected into a run.
+type Fault struct {
+	Kind     FaultKind
+	Slot     bucket.Slot   // the member (kill, leave, perturb)
+	Frame    bucket.Frame  // when: the wall-clock time of this frame, or (perturb) after this frame is stepped
+	Duration time.Duration // partitions: how long the halves are apart
+}
+
 // Result is what a run measured.
 type Result struct {
 	Frames    int
 	Members   []Member
-	Identical bool         // every member stepped the same buckets and reached the same state hash on every frame
-	Diverged  bucket.Frame // first frame whose buckets or hashes differ, or -1
-	Desynced  int          // members whose buckets or hashes differ from member 0's on some frame
+	Survivors []bucket.Slot   // members neither killed nor gone
+	Groups    [][]bucket.Slot // survivors grouped by identical histories, largest first
+	Identical bool            // every survivor stepped the same buckets and reached the same state hash on every frame
+	Diverged  bucket.Frame    // first frame whose buckets or hashes differ between survivors, or -1
+	Desynced  int             // survivors whose history differs from the first survivor's
 	Duration  time.Duration
 
-	Latencies []time.Duration // per command: submit to execution on the last member
+	Latencies []time.Duration // per command: submit to execution on the last survivor
 	OneWay    []time.Duration // per delivered datagram: send to arrival, queueing included
 	Lost      int64           // datagrams the network lost or dropped
 }
@@ -55,9 +85,13 @@ type Result struct {
 // Member is one member's view of a run.
 type Member struct {
 	Slot      bucket.Slot
-	FinalHash uint64 // state hash after frame Frames-1
+	Killed    bool
+	Left      bool
+	Stepped   bucket.Frame // newest frame stepped
+	FinalHash uint64       // state hash after frame Frames-1 (or the newest stepped)
 	Stats     lockstep.Stats
-	Errors    []error // Submit errors
+	Events    []lockstep.Event // everything its core reported
+	Errors    []error          // Submit errors
 }
 
 // ErrTimeout is returned when the run does not finish within MaxTime.
@@ -69,17 +103,19 @@ const (
 	evWake eventKind = iota
 	evDeliver
 	evSubmit
+	evFault
 )
 
 type event struct {
-	at   time.Duration
-	seq  uint64
-	kind eventKind
-	to   bucket.Slot
-	from bucket.Slot
-	gen  uint64 // evWake: the member's wake generation it was set for
-	data []byte
-	sent time.Duration
+	at    time.Duration
+	seq   uint64
+	kind  eventKind
+	to    bucket.Slot
+	from  bucket.Slot
+	gen   uint64 // evWake: the member's wake generation it was set for
+	data  []byte
+	sent  time.Duration
+	fault int
 }
 
 type queue []*event
@@ -102,19 +138,25 @@ func (q *queue) Pop() any {
 }
 
 type member struct {
-	slot    bucket.Slot
-	core    *lockstep.Core
-	sim     lockstep.Simulation
-	uplink  *netsim.Uplink
-	links   []*netsim.Link
-	wakeGen uint64
-	wakeAt  time.Duration
-	inputs  []uint64 // input hash of each frame stepped
-	states  []uint64 // state hash after each frame stepped
-	errs    []error
-	final   uint64
-	stepped bucket.Frame
+	slot     bucket.Slot
+	core     *lockstep.Core
+	sim      lockstep.Simulation
+	uplink   *netsim.Uplink
+	links    []*netsim.Link
+	wakeGen  uint64
+	wakeAt   time.Duration
+	inputs   []uint64 // input hash of each frame stepped
+	states   []uint64 // state hash after each frame stepped
+	errs     []error
+	events   []lockstep.Event
+	final    uint64
+	stepped  bucket.Frame
+	killed   bool
+	left     bool
+	sections []lockstep.Section
 }
+
+func (m *member) active() bool { return !m.killed && !m.left }
 
 type commandKey struct {
 	slot bucket.Slot
@@ -123,21 +165,22 @@ type commandKey struct {
 
 type pending struct {
 	submitted time.Duration
-	left      int
-	last      time.Duration
+	executed  []time.Duration // per member, -1 until executed there
 }
 
 // harness is one run in progress.
 type harness struct {
-	cfg     Config
-	q       queue
-	seq     uint64
-	now     time.Duration
-	members []*member
-	free    []*event
-	cmds    map[commandKey]*pending
-	res     *Result
-	bufs    [][]byte
+	cfg       Config
+	q         queue
+	seq       uint64
+	now       time.Duration
+	members   []*member
+	free      []*event
+	cmds      map[commandKey]*pending
+	res       *Result
+	bufs      [][]byte
+	splitFrom time.Duration // a partition is in force in [splitFrom, splitTo)
+	splitTo   time.Duration
 }
 
 // Run performs one virtual run.
@@ -153,6 +196,17 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if err := cfg.Profile.Validate(); err != nil {
 		return nil, fmt.Errorf("locksteptest: %w", err)
+	}
+	for _, f := range cfg.Faults {
+		if f.Kind != FaultPartition && int(f.Slot) >= cfg.Members {
+			return nil, fmt.Errorf("locksteptest: fault on member %d of %d", f.Slot, cfg.Members)
+		}
+		if f.Kind == FaultPerturb && cfg.Perturb == nil {
+			return nil, errors.New("locksteptest: perturb fault without a Perturb function")
+		}
+		if f.Frame < 0 {
+			return nil, fmt.Errorf("locksteptest: fault at frame %d", f.Frame)
+		}
 	}
 	h := &harness{cfg: cfg, cmds: make(map[commandKey]*pending), res: &Result{Frames: cfg.Frames, Diverged: -1}}
 	root := rng.SeedFromUint64(cfg.Seed).PCG()
@@ -173,13 +227,15 @@ func Run(cfg Config) (*Result, error) {
 		}
 		h.members = append(h.members, m)
 	}
-	frame := cfg.Core.Frame
-	if frame == 0 {
-		frame = lockstep.DefaultFrame
-	}
+	frame := h.members[0].core.Config().Frame
 	maxTime := cfg.MaxTime
 	if maxTime == 0 {
 		maxTime = 10*time.Duration(cfg.Frames)*frame + time.Minute
+	}
+	for i, f := range cfg.Faults {
+		if f.Kind != FaultPerturb {
+			h.push(&event{at: time.Duration(f.Frame) * frame, kind: evFault, fault: i})
+		}
 	}
 	submits := root.Derive("submit times")
 	for _, m := range h.members {
@@ -212,7 +268,16 @@ func Run(cfg Config) (*Result, error) {
 			h.finish()
 			return h.res, fmt.Errorf("%w: %v virtual, slowest member at frame %d of %d", ErrTimeout, maxTime, h.slowest(), cfg.Frames)
 		}
+		if e.kind == evFault {
+			h.inject(cfg.Faults[e.fault])
+			h.recycle(e)
+			continue
+		}
 		m := h.members[e.to]
+		if !m.active() {
+			h.recycle(e)
+			continue
+		}
 		switch e.kind {
 		case evWake:
 			if e.gen != m.wakeGen {
@@ -224,10 +289,16 @@ func Run(cfg Config) (*Result, error) {
 			m.core.Receive(h.now, e.from, e.data)
 		case evSubmit:
 			if _, err := m.core.Submit(h.now, e.data); err != nil {
-				m.errs = append(m.errs, err)
+				if !errors.Is(err, lockstep.ErrClosed) {
+					m.errs = append(m.errs, err)
+				}
 			} else {
 				seq := uint32(m.core.Stats().Submitted - 1)
-				h.cmds[commandKey{m.slot, seq}] = &pending{submitted: h.now, left: cfg.Members}
+				p := &pending{submitted: h.now, executed: make([]time.Duration, cfg.Members)}
+				for i := range p.executed {
+					p.executed[i] = -1
+				}
+				h.cmds[commandKey{m.slot, seq}] = p
 			}
 		}
 		h.ready(m)
@@ -237,9 +308,37 @@ func Run(cfg Config) (*Result, error) {
 	return h.res, nil
 }
 
+// inject carries out a fault whose time has come.
+func (h *harness) inject(f Fault) {
+	switch f.Kind {
+	case FaultKill:
+		h.members[f.Slot].killed = true
+	case FaultLeave:
+		m := h.members[f.Slot]
+		if m.active() {
+			if _, err := m.core.Leave(h.now); err != nil {
+				m.errs = append(m.errs, err)
+			}
+			h.ready(m)
+		}
+	case FaultPartition:
+		h.splitFrom, h.splitTo = h.now, h.now+f.Duration
+	}
+}
+
+// apart reports whether a partition separates members a and b now: the
+// members split into a lower half (slots below Members/2) and an upper half.
+func (h *harness) apart(a, b bucket.Slot) bool {
+	if h.now < h.splitFrom || h.now >= h.splitTo {
+		return false
+	}
+	half := bucket.Slot(h.cfg.Members / 2)
+	return (a < half) != (b < half)
+}
+
 func (h *harness) done() bool {
 	for _, m := range h.members {
-		if m.stepped < bucket.Frame(h.cfg.Frames-1) {
+		if m.active() && m.stepped < bucket.Frame(h.cfg.Frames-1) {
 			return false
 		}
 	}
@@ -249,7 +348,9 @@ func (h *harness) done() bool {
 func (h *harness) slowest() bucket.Frame {
 	s := bucket.NoFrame
 	for _, m := range h.members {
-		s = min(s, m.stepped)
+		if m.active() {
+			s = min(s, m.stepped)
+		}
 	}
 	return s
 }
@@ -294,15 +395,25 @@ func (h *harness) ready(m *member) {
 	for _, b := range rd.Buckets {
 		h.step(m, b)
 	}
+	m.events = append(m.events, rd.Events...)
+	if m.core.Left() {
+		m.left = true
+		return
+	}
 	if rd.Deadline != m.wakeAt || m.wakeGen == 0 {
 		h.wake(m, rd.Deadline)
 	}
 }
 
 func (h *harness) transmit(m *member, d lockstep.Datagram) {
+	if h.cfg.Tamper != nil {
+		if d.Data = h.cfg.Tamper(h.now, m.slot, d.To, d.Data); d.Data == nil {
+			return
+		}
+	}
 	size := len(d.Data) + m.core.Config().Overhead
 	depart, ok := m.uplink.Admit(h.now, size)
-	if !ok {
+	if !ok || h.apart(m.slot, d.To) {
 		h.res.Lost++
 		return
 	}
@@ -330,80 +441,122 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 	}
 	m.sim.Step(b.Frame, b.Commands)
 	m.stepped = b.Frame
-	m.inputs = append(m.inputs, InputHash(b.Frame, b.Commands))
+	for _, f := range h.cfg.Faults {
+		if f.Kind == FaultPerturb && f.Slot == m.slot && f.Frame == b.Frame {
+			h.cfg.Perturb(m.slot, m.sim)
+		}
+	}
+	m.inputs = append(m.inputs, lockstep.InputHash(b.Frame, b.Commands))
 	state := m.sim.Hash()
 	m.states = append(m.states, state)
+	m.sections = m.sections[:0]
+	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
+		m.sections = sh.SectionHashes(m.sections)
+	}
+	m.core.Stepped(b.Frame, state, m.sections)
+	if b.Frame <= bucket.Frame(h.cfg.Frames-1) {
+		m.final = state
+	}
 	if h.cfg.OnStep != nil {
 		h.cfg.OnStep(m.slot, b, m.sim)
-	}
-	if b.Frame == bucket.Frame(h.cfg.Frames-1) {
-		m.final = state
 	}
 	for _, c := range b.Commands {
 		k := commandKey{c.Slot, c.Seq}
 		if p := h.cmds[k]; p != nil {
-			p.left--
-			p.last = h.now
-			if p.left == 0 {
-				h.res.Latencies = append(h.res.Latencies, p.last-p.submitted)
+			p.executed[m.slot] = h.now
+			if h.completed(p) {
 				delete(h.cmds, k)
 			}
 		}
 	}
 }
 
+// completed records a command's latency once every active member executed
+// it.
+func (h *harness) completed(p *pending) bool {
+	var last time.Duration
+	for i, m := range h.members {
+		if !m.active() {
+			continue
+		}
+		if p.executed[i] < 0 {
+			return false
+		}
+		last = max(last, p.executed[i])
+	}
+	h.res.Latencies = append(h.res.Latencies, last-p.submitted)
+	return true
+}
+
 func (h *harness) finish() {
 	h.res.Duration = h.now
-	h.res.Identical = true
+	// Commands that waited for a member that has since gone.
+	keys := make([]commandKey, 0, len(h.cmds))
+	for k := range h.cmds {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b commandKey) int {
+		if a.slot != b.slot {
+			return int(a.slot) - int(b.slot)
+		}
+		return int(a.seq) - int(b.seq)
+	})
+	for _, k := range keys {
+		h.completed(h.cmds[k])
+	}
 	for _, m := range h.members {
-		h.res.Members = append(h.res.Members, Member{Slot: m.slot, FinalHash: m.final, Stats: m.core.Stats(), Errors: m.errs})
+		h.res.Members = append(h.res.Members, Member{
+			Slot: m.slot, Killed: m.killed, Left: m.left, Stepped: m.stepped, FinalHash: m.final,
+			Stats: m.core.Stats(), Events: m.events, Errors: m.errs,
+		})
+		if m.active() {
+			h.res.Survivors = append(h.res.Survivors, m.slot)
+		}
 	}
-	ref := h.members[0]
-	n := len(ref.states)
-	for _, m := range h.members[1:] {
-		n = min(n, len(m.states))
+	// Group survivors by identical histories.
+	n := h.cfg.Frames
+	for _, s := range h.res.Survivors {
+		n = min(n, len(h.members[s].states))
 	}
-	for _, m := range h.members[1:] {
+	same := func(a, b *member) (bool, bucket.Frame) {
 		for f := range n {
-			if m.states[f] != ref.states[f] || m.inputs[f] != ref.inputs[f] {
-				h.res.Identical = false
-				h.res.Desynced++
-				if h.res.Diverged < 0 || bucket.Frame(f) < h.res.Diverged {
-					h.res.Diverged = bucket.Frame(f)
-				}
+			if a.states[f] != b.states[f] || a.inputs[f] != b.inputs[f] {
+				return false, bucket.Frame(f)
+			}
+		}
+		return true, -1
+	}
+	for _, s := range h.res.Survivors {
+		placed := false
+		for gi, g := range h.res.Groups {
+			if ok, _ := same(h.members[g[0]], h.members[s]); ok {
+				h.res.Groups[gi] = append(g, s)
+				placed = true
 				break
 			}
 		}
-	}
-	for _, m := range h.members {
-		if len(m.states) < h.cfg.Frames {
-			h.res.Identical = false
+		if !placed {
+			h.res.Groups = append(h.res.Groups, []bucket.Slot{s})
 		}
 	}
-}
-
-// InputHash returns the FNV-1a 64 hash of a bucket: its frame, then each
-// command's slot, sequence number, payload length and payload, all integers
-// little-endian.
-func InputHash(frame bucket.Frame, cmds []bucket.Command) uint64 {
-	h := uint64(14695981039346656037)
-	mix := func(v uint64, n int) {
-		for i := range n {
-			h ^= (v >> (8 * i)) & 0xff
-			h *= 1099511628211
+	slices.SortStableFunc(h.res.Groups, func(a, b []bucket.Slot) int { return len(b) - len(a) })
+	h.res.Identical = len(h.res.Groups) <= 1
+	if len(h.res.Survivors) > 0 {
+		ref := h.members[h.res.Survivors[0]]
+		for _, s := range h.res.Survivors[1:] {
+			if ok, f := same(ref, h.members[s]); !ok {
+				h.res.Desynced++
+				if h.res.Diverged < 0 || f < h.res.Diverged {
+					h.res.Diverged = f
+				}
+			}
+		}
+		for _, s := range h.res.Survivors {
+			if len(h.members[s].states) < h.cfg.Frames {
+				h.res.Identical = false
+			}
 		}
 	}
-	mix(uint64(frame), 8)
-	for _, c := range cmds {
-		mix(uint64(c.Slot), 1)
-		mix(uint64(c.Seq), 4)
-		mix(uint64(len(c.Payload)), 4)
-		for _, b := range c.Payload {
-			h ^= uint64(b)
-			h *= 1099511628211
-		}
-	}
-	return h
 }
 
 // Percentile returns the nearest-rank p-th percentile of ds (sorting a copy),

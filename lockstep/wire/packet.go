@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/phalanx-net/phalanx/bucket"
 )
@@ -31,10 +32,14 @@ const Overhead = 56
 
 // Flag bits of a Packet. Bits not listed are reserved and must be zero.
 const (
-	flagEcho     = 1 << 0
-	flagCommands = 1 << 1
-	flagHash     = 1 << 2
-	flagsKnown   = flagEcho | flagCommands | flagHash
+	flagEcho       = 1 << 0
+	flagCommands   = 1 << 1
+	flagHash       = 1 << 2
+	flagMembership = 1 << 3
+	flagLeave      = 1 << 4
+	flagRelay      = 1 << 5
+	flagDetail     = 1 << 6
+	flagsKnown     = flagEcho | flagCommands | flagHash | flagMembership | flagLeave | flagRelay | flagDetail
 )
 
 // Errors returned by Parse. Every decoding error wraps ErrMalformed.
@@ -63,6 +68,56 @@ type HashReport struct {
 	Frame bucket.Frame
 	State uint64
 	Input uint64
+}
+
+// Unknown is the value of MemberView.Last while the sender does not yet know
+// every live member's report.
+const Unknown bucket.Frame = -2
+
+// Limits of the optional blocks, so that a decoder's work is bounded.
+const (
+	MaxDetailFrames = 32 // frames in one Detail
+	MaxSections     = 64 // section hashes in one Detail
+)
+
+// MemberView is the sender's view of one member it suspects or has dropped.
+type MemberView struct {
+	Held bucket.Frame // the seal of that member's stream the sender held when it stopped listening to it: its report
+	Seal bucket.Frame // the seal of that stream the sender holds now (relayed commands raise it)
+	Next uint32       // the length of that stream's prefix the sender holds now
+	Last bucket.Frame // the last frame of that member the sender's view agrees on, or Unknown
+}
+
+// Membership is the sender's view of the session's failures: which members
+// it suspects, has dropped or saw leave, and what it holds of each.
+type Membership struct {
+	Suspected uint64       // bit i set: member i suspected, dropped or gone
+	Views     []MemberView // one per set bit, in increasing slot order
+}
+
+// Relay forwards commands of another member (one being dropped) that the
+// receiver lacks: sequence numbers First .. First+len(Commands)-1, with that
+// member's seal Seal, which holds once the receiver has every command below
+// First+len(Commands). A Relay without commands forwards the seal alone.
+type Relay struct {
+	Member   bucket.Slot
+	First    uint32
+	Seal     bucket.Frame
+	Commands []Command
+}
+
+// FrameHashes are the hashes of one executed frame.
+type FrameHashes struct {
+	State uint64
+	Input uint64
+}
+
+// Detail carries the sender's hashes of consecutive executed frames from
+// Start on, and the section hashes of frame Start, to locate a desync.
+type Detail struct {
+	Start    bucket.Frame
+	Frames   []FrameHashes
+	Sections []uint64
 }
 
 // Ticks is a duration or a clock reading in units of 100 microseconds.
@@ -95,6 +150,18 @@ type Packet struct {
 
 	HasHash bool
 	Hash    HashReport
+
+	HasMembership bool
+	Membership    Membership
+
+	HasLeave   bool
+	LeaveFrame bucket.Frame // the sender leaves after this frame: its last frame
+
+	HasRelay bool
+	Relay    Relay
+
+	HasDetail bool
+	Detail    Detail
 }
 
 // headerLen is the fixed part: kind, session, from, number, flags, next, ack.
@@ -110,6 +177,18 @@ func (p *Packet) flags() byte {
 	}
 	if p.HasHash {
 		f |= flagHash
+	}
+	if p.HasMembership {
+		f |= flagMembership
+	}
+	if p.HasLeave {
+		f |= flagLeave
+	}
+	if p.HasRelay {
+		f |= flagRelay
+	}
+	if p.HasDetail {
+		f |= flagDetail
 	}
 	return f
 }
@@ -137,6 +216,34 @@ func (p *Packet) Length() int {
 	if p.HasHash {
 		n += uvarintLen(frameCode(p.Hash.Frame)) + 16
 	}
+	if p.HasMembership {
+		n += uvarintLen(p.Membership.Suspected)
+		for _, v := range p.Membership.Views {
+			n += uvarintLen(frameCode(v.Held)) + uvarintLen(frameCode(v.Seal)) + uvarintLen(uint64(v.Next)) + uvarintLen(uint64(v.Last+2))
+		}
+	}
+	if p.HasLeave {
+		n += uvarintLen(frameCode(p.LeaveFrame))
+	}
+	if p.HasRelay {
+		r := &p.Relay
+		n += 1 + uvarintLen(uint64(r.First)) + uvarintLen(frameCode(r.Seal)) + uvarintLen(uint64(len(r.Commands)))
+		prev := r.Seal
+		for i, c := range r.Commands {
+			if i == 0 {
+				n += uvarintLen(zigzag(int64(c.Frame - prev)))
+			} else {
+				n += uvarintLen(uint64(c.Frame - prev))
+			}
+			prev = c.Frame
+			n += uvarintLen(uint64(len(c.Payload))) + len(c.Payload)
+		}
+	}
+	if p.HasDetail {
+		d := &p.Detail
+		n += uvarintLen(frameCode(d.Start)) + uvarintLen(uint64(len(d.Frames))) + 16*len(d.Frames) +
+			uvarintLen(uint64(len(d.Sections))) + 8*len(d.Sections)
+	}
 	return n
 }
 
@@ -161,6 +268,9 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 		if i > 0 && c.Frame < p.Commands[i-1].Frame {
 			return b, fmt.Errorf("wire: command %d frame %d decreases from %d", i, c.Frame, p.Commands[i-1].Frame)
 		}
+	}
+	if err := p.checkOptional(); err != nil {
+		return b, err
 	}
 	b = append(b, byte(KindLockstep))
 	b = binary.LittleEndian.AppendUint16(b, p.Session)
@@ -197,7 +307,86 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 		b = binary.LittleEndian.AppendUint64(b, p.Hash.State)
 		b = binary.LittleEndian.AppendUint64(b, p.Hash.Input)
 	}
+	if p.HasMembership {
+		b = binary.AppendUvarint(b, p.Membership.Suspected)
+		for _, v := range p.Membership.Views {
+			b = binary.AppendUvarint(b, frameCode(v.Held))
+			b = binary.AppendUvarint(b, frameCode(v.Seal))
+			b = binary.AppendUvarint(b, uint64(v.Next))
+			b = binary.AppendUvarint(b, uint64(v.Last+2))
+		}
+	}
+	if p.HasLeave {
+		b = binary.AppendUvarint(b, frameCode(p.LeaveFrame))
+	}
+	if p.HasRelay {
+		r := &p.Relay
+		b = append(b, byte(r.Member))
+		b = binary.AppendUvarint(b, uint64(r.First))
+		b = binary.AppendUvarint(b, frameCode(r.Seal))
+		b = binary.AppendUvarint(b, uint64(len(r.Commands)))
+		prev := r.Seal
+		for i, c := range r.Commands {
+			if i == 0 {
+				b = binary.AppendUvarint(b, zigzag(int64(c.Frame-prev)))
+			} else {
+				b = binary.AppendUvarint(b, uint64(c.Frame-prev))
+			}
+			prev = c.Frame
+			b = binary.AppendUvarint(b, uint64(len(c.Payload)))
+			b = append(b, c.Payload...)
+		}
+	}
+	if p.HasDetail {
+		d := &p.Detail
+		b = binary.AppendUvarint(b, frameCode(d.Start))
+		b = binary.AppendUvarint(b, uint64(len(d.Frames)))
+		for _, f := range d.Frames {
+			b = binary.LittleEndian.AppendUint64(b, f.State)
+			b = binary.LittleEndian.AppendUint64(b, f.Input)
+		}
+		b = binary.AppendUvarint(b, uint64(len(d.Sections)))
+		for _, h := range d.Sections {
+			b = binary.LittleEndian.AppendUint64(b, h)
+		}
+	}
 	return b, nil
+}
+
+// checkOptional validates the optional blocks before encoding.
+func (p *Packet) checkOptional() error {
+	if p.HasMembership {
+		m := &p.Membership
+		if len(m.Views) != bits.OnesCount64(m.Suspected) {
+			return fmt.Errorf("wire: %d member views for %d suspected members", len(m.Views), bits.OnesCount64(m.Suspected))
+		}
+		for i, v := range m.Views {
+			if v.Held < -1 || v.Held >= maxFrame || v.Seal < -1 || v.Seal >= maxFrame || v.Last < Unknown || v.Last >= maxFrame {
+				return fmt.Errorf("wire: member view %d out of range: held %d, last %d", i, v.Held, v.Last)
+			}
+		}
+	}
+	if p.HasLeave && (p.LeaveFrame < -1 || p.LeaveFrame >= maxFrame) {
+		return fmt.Errorf("wire: leave frame %d out of range", p.LeaveFrame)
+	}
+	if p.HasRelay {
+		r := &p.Relay
+		if r.Seal < -1 || r.Seal >= maxFrame {
+			return fmt.Errorf("wire: relay of %d commands with seal %d", len(r.Commands), r.Seal)
+		}
+		for i, c := range r.Commands {
+			if c.Frame < 0 || c.Frame >= maxFrame || (i > 0 && c.Frame < r.Commands[i-1].Frame) {
+				return fmt.Errorf("wire: relayed command %d has frame %d", i, c.Frame)
+			}
+		}
+	}
+	if p.HasDetail {
+		d := &p.Detail
+		if len(d.Frames) == 0 || len(d.Frames) > MaxDetailFrames || len(d.Sections) > MaxSections || d.Start < 0 || d.Start >= maxFrame {
+			return fmt.Errorf("wire: detail of %d frames and %d sections from frame %d", len(d.Frames), len(d.Sections), d.Start)
+		}
+	}
+	return nil
 }
 
 // maxFrame bounds decoded frame numbers (2^40 frames is 1,700 years at 20 Hz)
@@ -210,7 +399,11 @@ const maxFrame = 1 << 40
 // panics.
 func Parse(b []byte, p *Packet) error {
 	cmds := p.Commands[:0]
-	*p = Packet{Commands: cmds} // keep the storage even if decoding fails
+	views, relayed := p.Membership.Views[:0], p.Relay.Commands[:0]
+	detail, sections := p.Detail.Frames[:0], p.Detail.Sections[:0]
+	*p = Packet{Commands: cmds}
+	p.Membership.Views, p.Relay.Commands = views, relayed
+	p.Detail.Frames, p.Detail.Sections = detail, sections // keep the storage even if decoding fails
 	r := reader{b: b}
 	if len(b) > MaxDatagramSize {
 		return fmt.Errorf("%w: %d bytes: %w", ErrMalformed, len(b), ErrTooLarge)
@@ -248,41 +441,10 @@ func Parse(b []byte, p *Packet) error {
 		}
 	}
 	if flags&flagCommands != 0 {
-		n := r.uvarint()
-		if r.err != nil {
-			return r.fail("command count")
+		var err error
+		if p.Commands, err = r.commands(p.Seal, cmds, "command"); err != nil {
+			return err
 		}
-		// Each command takes at least two bytes, so a count larger than the
-		// remaining bytes allow is a lie; checking first bounds the work.
-		if n == 0 || n > uint64(len(b)-r.off)/2 || n > 1<<15 {
-			return fmt.Errorf("%w: command count %d with %d bytes left", ErrMalformed, n, len(b)-r.off)
-		}
-		prev := p.Seal
-		for i := range int(n) {
-			var frame bucket.Frame
-			if i == 0 {
-				frame = prev + bucket.Frame(unzigzag(r.uvarint()))
-			} else {
-				d := r.uvarint()
-				if d > maxFrame {
-					r.setErr("frame delta too large")
-				}
-				frame = prev + bucket.Frame(d)
-			}
-			size := r.uvarint()
-			payload := r.bytes(size)
-			if r.err != nil {
-				return r.fail(fmt.Sprintf("command %d", i))
-			}
-			if frame < 0 || frame >= maxFrame {
-				return fmt.Errorf("%w: command %d frame %d out of range", ErrMalformed, i, frame)
-			}
-			prev = frame
-			cmds = append(cmds, Command{Frame: frame, Payload: payload})
-		}
-		p.Commands = cmds
-	} else {
-		p.Commands = cmds
 	}
 	if flags&flagHash != 0 {
 		p.HasHash = true
@@ -293,10 +455,118 @@ func Parse(b []byte, p *Packet) error {
 			return r.fail("hash report")
 		}
 	}
+	if flags&flagMembership != 0 {
+		p.HasMembership = true
+		m := &p.Membership
+		m.Suspected = r.uvarint()
+		for i := range bits.OnesCount64(m.Suspected) {
+			v := MemberView{Held: r.frame(), Seal: r.frame(), Next: r.uint32()}
+			if last := r.uvarint(); last <= maxFrame+1 {
+				v.Last = bucket.Frame(last) - 2
+			} else {
+				r.setErr("frame out of range")
+			}
+			if r.err != nil {
+				return r.fail(fmt.Sprintf("member view %d", i))
+			}
+			m.Views = append(m.Views, v)
+		}
+		if r.err != nil {
+			return r.fail("membership")
+		}
+	}
+	if flags&flagLeave != 0 {
+		p.HasLeave = true
+		p.LeaveFrame = r.frame()
+		if r.err != nil {
+			return r.fail("leave frame")
+		}
+	}
+	if flags&flagRelay != 0 {
+		p.HasRelay = true
+		rl := &p.Relay
+		rl.Member = bucket.Slot(r.byte())
+		rl.First = r.uint32()
+		rl.Seal = r.frame()
+		if r.err != nil {
+			return r.fail("relay")
+		}
+		if n := r.peekByte(); r.err == nil && n == 0 {
+			r.off++ // a relayed seal without commands
+		} else {
+			var err error
+			if rl.Commands, err = r.commands(rl.Seal, rl.Commands, "relayed command"); err != nil {
+				return err
+			}
+		}
+	}
+	if flags&flagDetail != 0 {
+		p.HasDetail = true
+		d := &p.Detail
+		d.Start = r.frame()
+		n := r.uvarint()
+		if r.err != nil {
+			return r.fail("detail")
+		}
+		if n == 0 || n > MaxDetailFrames || d.Start < 0 {
+			return fmt.Errorf("%w: detail of %d frames from frame %d", ErrMalformed, n, d.Start)
+		}
+		for range n {
+			d.Frames = append(d.Frames, FrameHashes{State: r.uint64(), Input: r.uint64()})
+		}
+		m := r.uvarint()
+		if r.err == nil && m > MaxSections {
+			return fmt.Errorf("%w: detail with %d sections", ErrMalformed, m)
+		}
+		for range m {
+			d.Sections = append(d.Sections, r.uint64())
+		}
+		if r.err != nil {
+			return r.fail("detail hashes")
+		}
+	}
 	if r.off != len(b) {
 		return fmt.Errorf("%w: %d trailing bytes at offset %d", ErrMalformed, len(b)-r.off, r.off)
 	}
 	return nil
+}
+
+// commands decodes a count and that many commands whose first frame is
+// relative to base, appending them to dst.
+func (r *reader) commands(base bucket.Frame, dst []Command, what string) ([]Command, error) {
+	n := r.uvarint()
+	if r.err != nil {
+		return dst, r.fail(what + " count")
+	}
+	// Each command takes at least two bytes, so a count larger than the
+	// remaining bytes allow is a lie; checking first bounds the work.
+	if n == 0 || n > uint64(len(r.b)-r.off)/2 || n > 1<<15 {
+		return dst, fmt.Errorf("%w: %s count %d with %d bytes left", ErrMalformed, what, n, len(r.b)-r.off)
+	}
+	prev := base
+	for i := range int(n) {
+		var frame bucket.Frame
+		if i == 0 {
+			frame = prev + bucket.Frame(unzigzag(r.uvarint()))
+		} else {
+			d := r.uvarint()
+			if d > maxFrame {
+				r.setErr("frame delta too large")
+			}
+			frame = prev + bucket.Frame(d)
+		}
+		size := r.uvarint()
+		payload := r.bytes(size)
+		if r.err != nil {
+			return dst, r.fail(fmt.Sprintf("%s %d", what, i))
+		}
+		if frame < 0 || frame >= maxFrame {
+			return dst, fmt.Errorf("%w: %s %d frame %d out of range", ErrMalformed, what, i, frame)
+		}
+		prev = frame
+		dst = append(dst, Command{Frame: frame, Payload: payload})
+	}
+	return dst, nil
 }
 
 // frameCode encodes a frame >= -1 as an unsigned integer: frame + 1.
@@ -369,6 +639,23 @@ func (r *reader) uint16() uint16 {
 	v := binary.LittleEndian.Uint16(r.b[r.off:])
 	r.off += 2
 	return v
+}
+
+func (r *reader) peekByte() byte {
+	if r.err != nil || r.off >= len(r.b) {
+		r.setErr("truncated")
+		return 0
+	}
+	return r.b[r.off]
+}
+
+func (r *reader) uint32() uint32 {
+	v := r.uvarint()
+	if v > 1<<32-1 {
+		r.setErr("sequence number exceeds 32 bits")
+		return 0
+	}
+	return uint32(v)
 }
 
 func (r *reader) uint64() uint64 {

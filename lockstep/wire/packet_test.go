@@ -104,6 +104,29 @@ func testPackets() []struct {
 		}},
 		{"one 1 KiB command", Packet{Seal: 20, AckSeal: 20, Next: 1, HasEcho: true, Commands: commands(1, 24, 0, 1024)}},
 		{"exactly MaxDatagramSize", fullPacket()},
+		{"membership", Packet{Seal: 30, AckSeal: 30, HasMembership: true, Membership: Membership{
+			Suspected: 1<<2 | 1<<5 | 1<<63,
+			Views:     []MemberView{{Held: 40, Seal: 41, Next: 7, Last: Unknown}, {Held: -1, Seal: -1, Next: 0, Last: -1}, {Held: 1<<40 - 1, Seal: 1<<40 - 1, Next: math.MaxUint32, Last: 1<<40 - 1}},
+		}}},
+		{"leave", Packet{Seal: 30, AckSeal: 30, HasLeave: true, LeaveFrame: 31}},
+		{"relay", Packet{Seal: 30, AckSeal: 30, HasRelay: true, Relay: Relay{
+			Member: 3, First: 70000, Seal: 33, Commands: commands(3, 31, 1, 6),
+		}}},
+		{"relayed seal alone", Packet{Seal: 30, AckSeal: 30, HasRelay: true, Relay: Relay{Member: 1, First: 9, Seal: 12}}},
+		{"detail", Packet{Seal: 30, AckSeal: 30, HasDetail: true, Detail: Detail{
+			Start: 20, Frames: []FrameHashes{{1, 2}, {3, 4}, {5, 6}}, Sections: []uint64{7, 8, 9},
+		}}},
+		{"detail without sections", Packet{Seal: 30, AckSeal: 30, HasDetail: true, Detail: Detail{
+			Start: 0, Frames: make([]FrameHashes, MaxDetailFrames),
+		}}},
+		{"every block", func() Packet {
+			p := typicalPacket()
+			p.HasMembership, p.Membership = true, Membership{Suspected: 1, Views: []MemberView{{Held: 5, Seal: 5, Next: 2, Last: 5}}}
+			p.HasLeave, p.LeaveFrame = true, 44
+			p.HasRelay, p.Relay = true, Relay{Member: 0, First: 2, Seal: 5, Commands: []Command{{Frame: 4, Payload: []byte{9}}}}
+			p.HasDetail, p.Detail = true, Detail{Start: 3, Frames: []FrameHashes{{1, 1}}, Sections: []uint64{2}}
+			return p
+		}()},
 	}
 }
 
@@ -129,6 +152,27 @@ func mustAppend(t testing.TB, p *Packet) []byte {
 // normalized returns a copy of p in which no commands is nil and an empty
 // payload is nil, so that packets equal on the wire compare equal.
 func normalized(p Packet) Packet {
+	if len(p.Membership.Views) == 0 {
+		p.Membership.Views = nil
+	}
+	if len(p.Detail.Frames) == 0 {
+		p.Detail.Frames = nil
+	}
+	if len(p.Detail.Sections) == 0 {
+		p.Detail.Sections = nil
+	}
+	if len(p.Relay.Commands) > 0 {
+		rc := make([]Command, len(p.Relay.Commands))
+		for i, c := range p.Relay.Commands {
+			rc[i] = c
+			if len(c.Payload) == 0 {
+				rc[i].Payload = nil
+			}
+		}
+		p.Relay.Commands = rc
+	} else {
+		p.Relay.Commands = nil
+	}
 	if len(p.Commands) == 0 {
 		p.Commands = nil
 		return p

@@ -1,0 +1,364 @@
+package locksteptest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/rng"
+)
+
+// sectionSim hashes what it steps into four named sections; perturbing it
+// changes one section, chosen when it is created.
+type sectionSim struct {
+	parts   [4]uint64
+	perturb int
+}
+
+var sectionNames = [4]string{"map", "units", "rng", "players"}
+
+func (s *sectionSim) Step(f bucket.Frame, cmds []bucket.Command) {
+	h := lockstep.InputHash(f, cmds)
+	for i := range s.parts {
+		s.parts[i] = s.parts[i]*31 + h + uint64(i)
+	}
+}
+
+func (s *sectionSim) Hash() uint64 {
+	return s.parts[0] ^ s.parts[1]<<1 ^ s.parts[2]<<2 ^ s.parts[3]<<3
+}
+
+func (s *sectionSim) SectionHashes(dst []lockstep.Section) []lockstep.Section {
+	for i, p := range s.parts {
+		dst = append(dst, lockstep.Section{Name: sectionNames[i], Hash: p})
+	}
+	return dst
+}
+
+func runFaults(t *testing.T, profile string, members, frames int, seed uint64, faults []Fault, tamper func(time.Duration, bucket.Slot, bucket.Slot, []byte) []byte) *Result {
+	t.Helper()
+	p, err := netsim.Named(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := lockstep.Config{}
+	if profile == "modem" {
+		core.Budget = 3600
+	}
+	res, err := Run(Config{
+		Members: members, Frames: frames, Seed: seed, Profile: p, Core: core,
+		NewSim:   func(bucket.Slot) lockstep.Simulation { return &sectionSim{} },
+		Commands: commandsEvery(10),
+		Faults:   faults,
+		Perturb:  func(_ bucket.Slot, sim lockstep.Simulation) { s := sim.(*sectionSim); s.parts[s.perturb]++ },
+		Tamper:   tamper,
+	})
+	if err != nil {
+		t.Fatalf("%s seed %d: %v", profile, seed, err)
+	}
+	return res
+}
+
+// eventsOf returns, per surviving observer, its events of type typ about
+// member m.
+func eventsOf(res *Result, typ lockstep.EventType, m bucket.Slot) map[bucket.Slot][]lockstep.Event {
+	out := map[bucket.Slot][]lockstep.Event{}
+	for _, s := range res.Survivors {
+		for _, e := range res.Members[s].Events {
+			if e.Type == typ && e.Member == m {
+				out[s] = append(out[s], e)
+			}
+		}
+	}
+	return out
+}
+
+// checkAgreedDrop checks that every survivor dropped member m exactly once,
+// at the same frame with the same last frame, and that the survivors are
+// identical.
+func checkAgreedDrop(t *testing.T, res *Result, typ lockstep.EventType, m bucket.Slot) lockstep.Event {
+	t.Helper()
+	if !res.Identical {
+		t.Fatalf("survivors not identical: groups %v, first divergent frame %d", res.Groups, res.Diverged)
+	}
+	evs := eventsOf(res, typ, m)
+	var first lockstep.Event
+	for i, s := range res.Survivors {
+		if len(evs[s]) != 1 {
+			t.Fatalf("survivor %d has %d %v events about member %d: %v", s, len(evs[s]), typ, m, res.Members[s].Events)
+		}
+		e := evs[s][0]
+		if i == 0 {
+			first = e
+		} else if e.Frame != first.Frame || e.LastFrame != first.LastFrame {
+			t.Fatalf("survivor %d: %v; survivor %d: %v", s, e, res.Survivors[0], first)
+		}
+	}
+	if first.Frame != first.LastFrame+1 {
+		t.Fatalf("drop takes effect at %d, last frame %d", first.Frame, first.LastFrame)
+	}
+	return first
+}
+
+func TestDropAgreement(t *testing.T) {
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	for _, profile := range []string{"lan", "broadband", "bad"} {
+		for seed := range uint64(seeds) {
+			r := rng.New(seed, 77)
+			members := 3 + r.Intn(4)
+			victim := bucket.Slot(r.Intn(members))
+			at := bucket.Frame(100 + r.Intn(300))
+			t.Run(fmt.Sprintf("%s/seed=%d/kill %d@%d of %d", profile, seed, victim, at, members), func(t *testing.T) {
+				res := runFaults(t, profile, members, int(at)+250, seed, []Fault{{Kind: FaultKill, Slot: victim, Frame: at}}, nil)
+				e := checkAgreedDrop(t, res, lockstep.EventDrop, victim)
+				// The member was killed at frame `at` by the wall clock; its
+				// last counted frame cannot be far from it.
+				if e.LastFrame < at-30 || e.LastFrame > at+30 {
+					t.Errorf("last frame %d for a member killed at frame %d", e.LastFrame, at)
+				}
+			})
+		}
+	}
+}
+
+func TestTwoKillsWithinASecond(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			faults := []Fault{{Kind: FaultKill, Slot: 1, Frame: 200}, {Kind: FaultKill, Slot: 4, Frame: 200 + bucket.Frame(seed*9)}}
+			res := runFaults(t, "bad", 6, 500, seed, faults, nil)
+			checkAgreedDrop(t, res, lockstep.EventDrop, 1)
+			checkAgreedDrop(t, res, lockstep.EventDrop, 4)
+		})
+	}
+}
+
+// TestSecondFailureDuringAgreement kills a member after the survivors have
+// started agreeing on the first drop (the timeout has passed) but before
+// they could finish.
+func TestSecondFailureDuringAgreement(t *testing.T) {
+	// The first drop is suspected 5 s (100 frames) after the kill; the second
+	// member dies a few frames after that.
+	faults := []Fault{{Kind: FaultKill, Slot: 0, Frame: 200}, {Kind: FaultKill, Slot: 2, Frame: 301}}
+	res := runFaults(t, "broadband", 5, 600, 3, faults, nil)
+	checkAgreedDrop(t, res, lockstep.EventDrop, 0)
+	checkAgreedDrop(t, res, lockstep.EventDrop, 2)
+}
+
+func TestLeave(t *testing.T) {
+	for _, profile := range []string{"lan", "bad"} {
+		t.Run(profile, func(t *testing.T) {
+			res := runFaults(t, profile, 4, 400, 1, []Fault{{Kind: FaultLeave, Slot: 2, Frame: 150}}, nil)
+			e := checkAgreedDrop(t, res, lockstep.EventLeave, 2)
+			if !res.Members[2].Left {
+				t.Fatal("the leaver did not finish leaving")
+			}
+			// It left without waiting for a timeout.
+			if d := eventsOf(res, lockstep.EventDrop, 2); len(d) > 0 {
+				t.Fatalf("the leaver was dropped: %v", d)
+			}
+			if e.LastFrame < 150 || e.LastFrame > 150+lockstep.DefaultMaxDelay {
+				t.Errorf("leave at frame %d announced at frame 150", e.LastFrame)
+			}
+		})
+	}
+}
+
+func TestPartitionShorterThanTimeoutHeals(t *testing.T) {
+	res := runFaults(t, "bad", 6, 400, 2, []Fault{{Kind: FaultPartition, Frame: 150, Duration: 2 * time.Second}}, nil)
+	if !res.Identical || len(res.Survivors) != 6 {
+		t.Fatalf("identical=%v survivors=%v", res.Identical, res.Survivors)
+	}
+	for _, m := range res.Members {
+		if len(m.Events) > 0 {
+			t.Fatalf("member %d: events %v", m.Slot, m.Events)
+		}
+		if m.Stats.Stalls == 0 {
+			t.Errorf("member %d never stalled during a 2 s partition", m.Slot)
+		}
+	}
+}
+
+func TestPartitionLongerThanTimeoutSplits(t *testing.T) {
+	res := runFaults(t, "broadband", 6, 500, 2, []Fault{{Kind: FaultPartition, Frame: 150, Duration: 8 * time.Second}}, nil)
+	if len(res.Groups) != 2 || len(res.Groups[0]) != 3 || len(res.Groups[1]) != 3 {
+		t.Fatalf("groups %v, want the two halves", res.Groups)
+	}
+	// Each side drops the other side, agreeing within the side.
+	for _, side := range [][]bucket.Slot{{0, 1, 2}, {3, 4, 5}} {
+		for _, m := range []bucket.Slot{0, 1, 2, 3, 4, 5} {
+			if m == side[0] || m == side[1] || m == side[2] {
+				continue
+			}
+			var want *lockstep.Event
+			for _, o := range side {
+				var got []lockstep.Event
+				for _, e := range res.Members[o].Events {
+					if e.Type == lockstep.EventDrop && e.Member == m {
+						got = append(got, e)
+					}
+				}
+				if len(got) != 1 {
+					t.Fatalf("member %d dropped member %d %d times: %v", o, m, len(got), res.Members[o].Events)
+				}
+				if want == nil {
+					want = &got[0]
+				} else if got[0].LastFrame != want.LastFrame {
+					t.Fatalf("side %v disagrees on member %d: %v vs %v", side, m, got[0], *want)
+				}
+			}
+		}
+	}
+}
+
+func TestDesyncFoundByEveryMember(t *testing.T) {
+	for seed := range uint64(4) {
+		r := rng.New(seed, 99)
+		members := 3 + r.Intn(4)
+		odd := bucket.Slot(r.Intn(members))
+		at := bucket.Frame(50 + r.Intn(250))
+		section := r.Intn(4)
+		t.Run(fmt.Sprintf("seed=%d/perturb %d@%d section %s", seed, odd, at, sectionNames[section]), func(t *testing.T) {
+			p, _ := netsim.Named("broadband")
+			res, err := Run(Config{
+				Members: members, Frames: int(at) + 150, Seed: seed, Profile: p,
+				NewSim: func(s bucket.Slot) lockstep.Simulation {
+					return &sectionSim{perturb: section}
+				},
+				Commands: commandsEvery(10),
+				Faults:   []Fault{{Kind: FaultPerturb, Slot: odd, Frame: at}},
+				Perturb:  func(_ bucket.Slot, sim lockstep.Simulation) { s := sim.(*sectionSim); s.parts[s.perturb]++ },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Identical || res.Diverged != at {
+				t.Fatalf("ground truth: identical=%v diverged=%d, want false, %d", res.Identical, res.Diverged, at)
+			}
+			for _, m := range res.Members {
+				var got []lockstep.Event
+				for _, e := range m.Events {
+					if e.Type == lockstep.EventDesync {
+						got = append(got, e)
+					}
+				}
+				if len(got) != 1 {
+					t.Fatalf("member %d: %d desync events: %v", m.Slot, len(got), m.Events)
+				}
+				e := got[0]
+				if e.Frame != at || e.Member != odd || e.Section != sectionNames[section] {
+					t.Fatalf("member %d reports %v; want frame %d, member %d, section %q", m.Slot, e, at, odd, sectionNames[section])
+				}
+			}
+		})
+	}
+}
+
+// lie returns a Tamper function that rewrites every datagram from liar to
+// victim after frame `from` (by the wall clock) with rewrite.
+func lie(liar, victim bucket.Slot, after time.Duration, rewrite func(p *wire.Packet)) func(time.Duration, bucket.Slot, bucket.Slot, []byte) []byte {
+	return func(now time.Duration, from, to bucket.Slot, data []byte) []byte {
+		if from != liar || to != victim || now < after {
+			return data
+		}
+		var p wire.Packet
+		if err := wire.Parse(data, &p); err != nil {
+			panic(err)
+		}
+		rewrite(&p)
+		out, err := p.Append(nil)
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
+}
+
+func TestProtocolViolationsDropTheLiar(t *testing.T) {
+	const liar, victim = 2, 0
+	after := 6 * time.Second
+	tests := []struct {
+		rule    string
+		rewrite func(p *wire.Packet)
+	}{
+		{"window", func(p *wire.Packet) { p.Seal += 5000 }},
+		{"commands", func(p *wire.Packet) {
+			// One more command, under the seal it already promised.
+			p.Commands = append(p.Commands, wire.Command{Frame: max(p.Seal-5, 0), Payload: []byte("late")})
+			for i := range p.Commands {
+				p.Commands[i].Frame = min(p.Commands[i].Frame, max(p.Seal-5, 0))
+			}
+			p.Next++
+		}},
+		{"seal", func(p *wire.Packet) {
+			// Seals that go backwards in newer datagrams.
+			if p.Seal > 40 {
+				p.Seal -= 40
+				for i := range p.Commands {
+					p.Commands[i].Frame = min(p.Commands[i].Frame, p.Seal+1)
+				}
+			}
+		}},
+		{"ack", func(p *wire.Packet) { p.Ack += 1000 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			res := runFaults(t, "broadband", 4, 300, 5, nil, lie(liar, victim, after, tt.rewrite))
+			// The victim reports the liar and the rule.
+			var reported bool
+			for _, e := range res.Members[victim].Events {
+				if e.Type == lockstep.EventViolation && e.Member == liar {
+					reported = true
+					if e.Detail == "" {
+						t.Errorf("violation without detail: %v", e)
+					}
+					t.Logf("victim reports: %v", e)
+				}
+			}
+			if !reported {
+				t.Fatalf("victim events %v: no violation of member %d", res.Members[victim].Events, liar)
+			}
+			// Everyone but the liar drops it by agreement.
+			survivors := &Result{Identical: true, Survivors: []bucket.Slot{0, 1, 3}, Members: res.Members, Groups: res.Groups}
+			checkAgreedDrop(t, survivors, lockstep.EventDrop, liar)
+			for _, g := range res.Groups {
+				if len(g) == 3 && g[0] == 0 && g[1] == 1 && g[2] == 3 {
+					return
+				}
+			}
+			t.Fatalf("groups %v: the honest members are not identical", res.Groups)
+		})
+	}
+}
+
+// A member that tells one member a different command than it tells the
+// others is found by the input hashes: the member it lied to reports that
+// its own inputs diverged from everyone else's.
+func TestEquivocationIsAnInputDesync(t *testing.T) {
+	const liar, victim = 2, 0
+	res := runFaults(t, "broadband", 4, 300, 5, nil, lie(liar, victim, 6*time.Second, func(p *wire.Packet) {
+		for i := range p.Commands {
+			p.Commands[i].Payload = []byte("what only member 0 hears")
+		}
+	}))
+	for _, m := range res.Members {
+		var got []lockstep.Event
+		for _, e := range m.Events {
+			if e.Type == lockstep.EventDesync {
+				got = append(got, e)
+			}
+		}
+		if len(got) != 1 || got[0].Member != victim || got[0].Frame != got[0].Frame {
+			t.Fatalf("member %d: desync events %v, want one naming member %d", m.Slot, got, victim)
+		}
+		if want := "inputs diverged"; len(got[0].Detail) < len(want) || got[0].Detail[:len(want)] != want {
+			t.Errorf("member %d: %q, want inputs diverged", m.Slot, got[0].Detail)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package lockstep_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+)
+
+// memTransport is an in-process Transport: a channel per member.
+type memTransport struct {
+	self  bucket.Slot
+	net   *memNet
+	in    chan lockstep.Inbound
+	close sync.Once
+}
+
+type memNet struct {
+	mu      sync.Mutex
+	members []*memTransport
+	cut     map[bucket.Slot]bool // members whose datagrams vanish
+}
+
+func newMemNet(n int) *memNet {
+	net := &memNet{cut: map[bucket.Slot]bool{}}
+	for i := range n {
+		net.members = append(net.members, &memTransport{self: bucket.Slot(i), net: net, in: make(chan lockstep.Inbound, 1024)})
+	}
+	return net
+}
+
+func (t *memTransport) Send(to bucket.Slot, data []byte) error {
+	t.net.mu.Lock()
+	cut := t.net.cut[t.self] || t.net.cut[to]
+	dst := t.net.members[to]
+	t.net.mu.Unlock()
+	if cut {
+		return nil
+	}
+	select {
+	case dst.in <- lockstep.Inbound{From: t.self, Data: append([]byte(nil), data...)}:
+	default: // full: dropped, as a real network would
+	}
+	return nil
+}
+
+func (t *memTransport) Incoming() <-chan lockstep.Inbound { return t.in }
+
+func (t *memTransport) Close() error {
+	t.close.Do(func() { close(t.in) })
+	return nil
+}
+
+type countingSim struct {
+	state uint64
+	steps int
+}
+
+func (s *countingSim) Step(f bucket.Frame, cmds []bucket.Command) {
+	s.state = s.state*1099511628211 ^ lockstep.InputHash(f, cmds)
+	s.steps++
+}
+
+func (s *countingSim) Hash() uint64 { return s.state }
+
+func TestSessionsOverMemoryTransport(t *testing.T) {
+	const members = 3
+	net := newMemNet(members)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	origin := time.Now()
+	clock := func() time.Duration { return time.Since(origin) }
+	var sessions []*lockstep.Session
+	var mu sync.Mutex
+	hashes := make([]map[bucket.Frame]uint64, members)
+	for i := range members {
+		hashes[i] = map[bucket.Frame]uint64{}
+		i := i
+		s, err := lockstep.NewSession(lockstep.SessionConfig{
+			Core:      lockstep.Config{Members: members, Self: bucket.Slot(i), Session: 7, Frame: 10 * time.Millisecond, DropTimeout: 2 * time.Second},
+			Sim:       &countingSim{},
+			Transport: net.members[i],
+			Clock:     clock,
+			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation) {
+				mu.Lock()
+				hashes[i][f] = sim.Hash()
+				mu.Unlock()
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, s)
+	}
+	errc := make([]chan error, members)
+	for i, s := range sessions {
+		errc[i] = make(chan error, 1)
+		go func() { errc[i] <- s.Run(ctx) }()
+	}
+	// Submit from several goroutines while the sessions run.
+	var sub sync.WaitGroup
+	for i, s := range sessions {
+		sub.Add(1)
+		go func() {
+			defer sub.Done()
+			for k := range 20 {
+				if _, err := s.Submit(ctx, []byte{byte(i), byte(k)}); err != nil {
+					t.Errorf("member %d submit %d: %v", i, k, err)
+					return
+				}
+				time.Sleep(7 * time.Millisecond)
+			}
+		}()
+	}
+	sub.Wait()
+	// Wait for some frames, reading stats concurrently.
+	for sessions[0].Stats().Stepped < 60 {
+		if ctx.Err() != nil {
+			t.Fatal("sessions did not reach frame 60")
+		}
+		for _, s := range sessions {
+			_ = s.Stats()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Member 2 leaves at an announced frame; the others see it leave.
+	if err := sessions[2].Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc[2]; err != nil {
+		t.Fatalf("leaver's Run: %v", err)
+	}
+	if _, err := sessions[2].Submit(ctx, []byte{1}); !errors.Is(err, lockstep.ErrClosed) {
+		t.Fatalf("Submit after Close: %v", err)
+	}
+	target := sessions[0].Stats().Stepped + 40
+	for sessions[0].Stats().Stepped < target || sessions[1].Stats().Stepped < target {
+		if ctx.Err() != nil {
+			t.Fatal("survivors stopped after the leave")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	for i := range 2 {
+		if err := <-errc[i]; !errors.Is(err, context.Canceled) {
+			t.Errorf("member %d: Run returned %v, want context.Canceled", i, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for f, h := range hashes[0] {
+		if h1, ok := hashes[1][f]; ok && h1 != h {
+			t.Fatalf("frame %d: members 0 and 1 differ", f)
+		}
+		if h2, ok := hashes[2][f]; ok && h2 != h {
+			t.Fatalf("frame %d: members 0 and 2 differ", f)
+		}
+	}
+	if st := sessions[0].Stats(); st.Core.Submitted != 20 || st.Stepped < target {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestSessionTransportClosed(t *testing.T) {
+	net := newMemNet(2)
+	s, err := lockstep.NewSession(lockstep.SessionConfig{
+		Core:      lockstep.Config{Members: 2, Self: 0, Frame: 10 * time.Millisecond},
+		Sim:       &countingSim{},
+		Transport: net.members[0],
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		net.members[0].Close()
+	}()
+	if err := s.Run(ctx); !errors.Is(err, lockstep.ErrTransportClosed) {
+		t.Fatalf("Run: %v, want ErrTransportClosed", err)
+	}
+	if err := s.Run(ctx); err == nil {
+		t.Fatal("second Run did not fail")
+	}
+}
+
+func TestNewSessionNeedsSimAndTransport(t *testing.T) {
+	if _, err := lockstep.NewSession(lockstep.SessionConfig{Core: lockstep.Config{Members: 1}}); !errors.Is(err, lockstep.ErrInvalidConfig) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -13,9 +13,14 @@ import (
 // game is a simulation the CLI can run: a factory for every member's copy
 // and each member's command generator.
 type game struct {
+	perturb  func(slot bucket.Slot, sim lockstep.Simulation) // alters a member's state, for --perturb
 	name     string
 	newSim   func(slot bucket.Slot) lockstep.Simulation
 	commands func(slot bucket.Slot, frame bucket.Frame) [][]byte
+	// version and config go into replay headers (replay.Header.SimVersion
+	// and SimConfig); replaySim rebuilds the simulation from them.
+	version string
+	config  []byte
 }
 
 // newGame returns the named game for members players, seeded by seed.
@@ -32,8 +37,11 @@ func newGame(name string, members int, seed uint64) (*game, error) {
 		for i := range gens {
 			gens[i] = rts.NewGenerator(cfg, i, seed)
 		}
+		config, _ := cfg.MarshalBinary() // never fails
 		return &game{
-			name: name,
+			name:    name,
+			version: rts.SimVersion,
+			config:  config,
 			newSim: func(bucket.Slot) lockstep.Simulation {
 				w, err := rts.New(cfg)
 				if err != nil {
@@ -44,6 +52,9 @@ func newGame(name string, members int, seed uint64) (*game, error) {
 			commands: func(slot bucket.Slot, frame bucket.Frame) [][]byte {
 				return gens[slot].Next(int64(frame))
 			},
+			perturb: func(slot bucket.Slot, sim lockstep.Simulation) {
+				sim.(*rtsSim).world.Perturb(seed + uint64(slot))
+			},
 		}, nil
 	case "null":
 		gens := make([]*nullGenerator, members)
@@ -51,10 +62,14 @@ func newGame(name string, members int, seed uint64) (*game, error) {
 			gens[i] = newNullGenerator(seed, i)
 		}
 		return &game{
-			name:   name,
-			newSim: func(bucket.Slot) lockstep.Simulation { return &locksteptest.NullSim{} },
+			name:    name,
+			version: nullSimVersion,
+			newSim:  func(bucket.Slot) lockstep.Simulation { return &locksteptest.NullSim{} },
 			commands: func(slot bucket.Slot, frame bucket.Frame) [][]byte {
 				return gens[slot].next(frame)
+			},
+			perturb: func(_ bucket.Slot, sim lockstep.Simulation) {
+				sim.(*locksteptest.NullSim).Perturb()
 			},
 		}, nil
 	}

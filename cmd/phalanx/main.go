@@ -6,6 +6,7 @@
 //
 // Commands:
 //
+//	replay   verify and inspect replay files
 //	sim      run members over the virtual network (virtual time, seeded, no sockets)
 //	vet      report non-deterministic code in packages marked //phalanx:deterministic
 //
@@ -28,8 +29,9 @@ type command struct {
 // commands maps each subcommand name to its implementation. Each file of this
 // package that adds a subcommand registers it in this table.
 var commands = map[string]command{
-	"sim": {"run members over the virtual network (virtual time, seeded, no sockets)", runSim},
-	"vet": {"report non-deterministic code in packages marked //phalanx:deterministic", runVet},
+	"replay": {"verify and inspect replay files", runReplay},
+	"sim":    {"run members over the virtual network (virtual time, seeded, no sockets)", runSim},
+	"vet":    {"report non-deterministic code in packages marked //phalanx:deterministic", runVet},
 }
 
 func main() {

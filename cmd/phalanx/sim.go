@@ -26,6 +26,7 @@ type runFlags struct {
 	frameMS int
 	delay   int
 	budget  int
+	record  string // directory of the replays to write, or ""
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
@@ -38,6 +39,7 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.IntVar(&f.frameMS, "frame-ms", 50, "frame length in milliseconds")
 	fs.IntVar(&f.delay, "delay", 0, "stamp commands this many frames ahead instead of adapting (0: adaptive)")
 	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
+	fs.StringVar(&f.record, "record", "", "write each member's replay to `DIR`/member-N.phx (creating DIR)")
 }
 
 func (f *runFlags) check() error {
@@ -96,10 +98,12 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs, 4, 600)
+	var ff faultFlags
+	ff.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx sim [flags]")
 		fmt.Fprintln(stderr, "\nRuns members over the virtual network: virtual time, seeded, no sockets.")
-		fmt.Fprintln(stderr, "Exits 0 when every member stepped identical buckets and reached the same hash.")
+		fmt.Fprintln(stderr, "Exits 0 when every surviving member stepped identical buckets and reached the same hash.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -117,6 +121,10 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		return 2
 	}
+	if err := ff.check(f.peers, f.frames); err != nil {
+		fmt.Fprintln(stderr, "phalanx sim:", err)
+		return 2
+	}
 	profile, err := loadProfile(f.profile)
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
@@ -127,6 +135,13 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		return 2
 	}
+	var rec *recorder
+	if f.record != "" {
+		if rec, err = newRecorder(f.record, &f, g); err != nil {
+			fmt.Fprintln(stderr, "phalanx sim: --record:", err)
+			return 1
+		}
+	}
 	start := time.Now()
 	res, err := locksteptest.Run(locksteptest.Config{
 		Members:  f.peers,
@@ -136,8 +151,15 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		Core:     f.coreConfig(profile),
 		NewSim:   g.newSim,
 		Commands: g.commands,
+		OnStep:   rec.hook(),
+		Faults:   ff.faults,
+		Perturb:  g.perturb,
 	})
 	wall := time.Since(start)
+	recErr := rec.finish(res)
+	if recErr != nil {
+		fmt.Fprintln(stderr, "phalanx sim: --record:", recErr)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		if res == nil {
@@ -150,7 +172,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(stdout, string(b))
 	}
-	if err != nil || !rep.Identical {
+	if err != nil || !rep.Identical || recErr != nil {
 		return 1
 	}
 	return 0
@@ -185,9 +207,31 @@ type report struct {
 	} `json:"bytes_per_peer_per_s"`
 	Datagrams   float64 `json:"datagrams_per_peer_per_s"`
 	DelayFrames []int   `json:"delay_frames"`
+	Survivors   []int   `json:"survivors"`
+	Events      []event `json:"events"`
+	Sides       []side  `json:"sides,omitempty"`
 	Commands    int     `json:"commands"`
 	VirtualS    float64 `json:"virtual_s"`
 	WallS       float64 `json:"wall_s"`
+}
+
+// event is one event a member saw, in the JSON of the contract.
+type event struct {
+	Observer  int    `json:"observer"`
+	Type      string `json:"type"`
+	Frame     int64  `json:"frame"`
+	Member    int    `json:"member"`
+	LastFrame *int64 `json:"last_frame,omitempty"`
+	Section   string `json:"section,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+// side is one group of survivors that stepped identical histories, with the
+// members it dropped or saw leave.
+type side struct {
+	Members   []int  `json:"members"`
+	FinalHash string `json:"final_hash"`
+	Dropped   []int  `json:"dropped"`
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
@@ -195,19 +239,54 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.Duration) *report {
 	r := &report{Peers: f.peers, Frames: f.frames, FrameMS: f.frameMS, Sim: f.sim, Profile: profile, Seed: f.seed}
 	r.Identical = res.Identical
-	r.Desyncs = res.Desynced
-	if len(res.Members) > 0 {
-		r.FinalHash = fmt.Sprintf("%016x", res.Members[0].FinalHash)
+	r.Survivors = []int{}
+	for _, s := range res.Survivors {
+		r.Survivors = append(r.Survivors, int(s))
+	}
+	// Desyncs: survivors outside the largest group of identical histories.
+	for _, g := range res.Groups[min(1, len(res.Groups)):] {
+		r.Desyncs += len(g)
+	}
+	if len(res.Groups) > 0 {
+		r.FinalHash = fmt.Sprintf("%016x", res.Members[res.Groups[0][0]].FinalHash)
+	}
+	r.Events = []event{}
+	for _, m := range res.Members {
+		for _, e := range m.Events {
+			ev := event{Observer: int(m.Slot), Type: e.Type.String(), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Detail: e.Detail}
+			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
+				last := int64(e.LastFrame)
+				ev.LastFrame = &last
+			}
+			r.Events = append(r.Events, ev)
+		}
+	}
+	if len(res.Groups) > 1 {
+		for _, g := range res.Groups {
+			sd := side{FinalHash: fmt.Sprintf("%016x", res.Members[g[0]].FinalHash), Dropped: []int{}}
+			for _, s := range g {
+				sd.Members = append(sd.Members, int(s))
+			}
+			for _, e := range res.Members[g[0]].Events {
+				if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
+					sd.Dropped = append(sd.Dropped, int(e.Member))
+				}
+			}
+			r.Sides = append(r.Sides, sd)
+		}
 	}
 	var stalls, up, down, dgrams int64
 	for _, m := range res.Members {
+		if m.Killed {
+			continue
+		}
 		stalls += m.Stats.Stalls
 		up += m.Stats.BytesSent
 		down += m.Stats.BytesReceived
 		dgrams += m.Stats.Datagrams
 		r.DelayFrames = append(r.DelayFrames, m.Stats.Delay)
 	}
-	n := float64(max(1, len(res.Members)))
+	n := float64(max(1, len(r.DelayFrames)))
 	secs := max(res.Duration.Seconds(), 1e-9)
 	r.StallRate = math.Round(float64(stalls)/n/float64(f.frames)*1e5) / 1e5
 	r.Bytes.Up = math.Round(float64(up) / n / secs)
@@ -226,9 +305,25 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 }
 
 func (r *report) print(w io.Writer) {
-	verdict := "IDENTICAL: every member stepped the same buckets and reached the same hash"
+	verdict := "IDENTICAL: every surviving member stepped the same buckets and reached the same hash"
 	if !r.Identical {
-		verdict = fmt.Sprintf("DIVERGED: %d member(s) differ", r.Desyncs)
+		verdict = fmt.Sprintf("DIVERGED: %d surviving member(s) differ from the largest group", r.Desyncs)
+	}
+	for _, e := range r.Events {
+		line := fmt.Sprintf("  event seen by member %d: %s of member %d at frame %d", e.Observer, e.Type, e.Member, e.Frame)
+		if e.LastFrame != nil {
+			line += fmt.Sprintf(", last frame %d", *e.LastFrame)
+		}
+		if e.Section != "" {
+			line += fmt.Sprintf(", section %q", e.Section)
+		}
+		if e.Detail != "" {
+			line += " (" + e.Detail + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, sd := range r.Sides {
+		fmt.Fprintf(w, "  side %v: dropped %v, final hash %s\n", sd.Members, sd.Dropped, sd.FinalHash)
 	}
 	fmt.Fprintf(w, "%d members, %d frames of %s at %d ms, profile %s, seed %d\n", r.Peers, r.Frames, r.Sim, r.FrameMS, r.Profile, r.Seed)
 	fmt.Fprintf(w, "  latency submit→execution on the last member: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (%d commands)\n",

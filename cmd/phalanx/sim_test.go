@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,4 +102,67 @@ func TestUnknownCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errs, "unknown command") {
 		t.Fatalf("exit %d, %q", code, errs)
 	}
+}
+
+func TestSimFaults(t *testing.T) {
+	type ev = map[string]any
+	events := func(m map[string]any) []ev {
+		var out []ev
+		for _, e := range m["events"].([]any) {
+			out = append(out, e.(ev))
+		}
+		return out
+	}
+	t.Run("kill", func(t *testing.T) {
+		code, out, errs := runCLI(t, "sim", "--peers", "4", "--frames", "400", "--sim", "null", "--kill", "1@150", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, out, errs)
+		}
+		m := lastJSON(t, out)
+		if fmt.Sprint(m["survivors"]) != "[0 2 3]" {
+			t.Fatalf("survivors %v", m["survivors"])
+		}
+		evs := events(m)
+		if len(evs) != 3 {
+			t.Fatalf("events %v, want one drop per survivor", evs)
+		}
+		for _, e := range evs {
+			if e["type"] != "drop" || e["member"] != float64(1) || e["last_frame"] != evs[0]["last_frame"] || e["frame"] != evs[0]["frame"] {
+				t.Fatalf("events %v", evs)
+			}
+		}
+	})
+	t.Run("perturb", func(t *testing.T) {
+		code, out, _ := runCLI(t, "sim", "--peers", "3", "--frames", "300", "--perturb", "2@100", "--json")
+		if code != 1 {
+			t.Fatalf("exit %d for a perturbed run, want 1", code)
+		}
+		m := lastJSON(t, out)
+		evs := events(m)
+		if m["identical"] != false || len(evs) != 3 {
+			t.Fatalf("identical %v, events %v", m["identical"], evs)
+		}
+		for _, e := range evs {
+			if e["type"] != "desync" || e["frame"] != float64(100) || e["member"] != float64(2) || e["section"] == "" {
+				t.Fatalf("events %v", evs)
+			}
+		}
+	})
+	t.Run("partition", func(t *testing.T) {
+		code, out, _ := runCLI(t, "sim", "--peers", "4", "--frames", "400", "--sim", "null", "--partition", "100:8000", "--json")
+		m := lastJSON(t, out)
+		if code != 1 || m["identical"] != false || len(m["sides"].([]any)) != 2 {
+			t.Fatalf("exit %d, identical %v, sides %v", code, m["identical"], m["sides"])
+		}
+		if !strings.Contains(out, "side [0 1]: dropped [2 3]") || !strings.Contains(out, "side [2 3]: dropped [0 1]") {
+			t.Fatalf("the report does not say what each side did:\n%s", out)
+		}
+	})
+	t.Run("bad flags", func(t *testing.T) {
+		for _, args := range [][]string{{"--kill", "x"}, {"--kill", "9@10"}, {"--partition", "10"}, {"--perturb", "1@99999"}} {
+			if code, _, errs := runCLI(t, append([]string{"sim", "--peers", "4"}, args...)...); code != 2 || errs == "" {
+				t.Errorf("%v: exit %d, %q", args, code, errs)
+			}
+		}
+	})
 }

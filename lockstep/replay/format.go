@@ -1,0 +1,442 @@
+package replay
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/rng"
+)
+
+// Errors of this package. Every error returned by a Reader, ReadTrailer,
+// OpenFile or Verify because of the input wraps one of them; check with
+// errors.Is.
+var (
+	// ErrBadMagic: the input does not start with the replay magic: it is not
+	// a Phalanx replay.
+	ErrBadMagic = errors.New("replay: not a Phalanx replay")
+	// ErrVersion: the file's format version is not one this reader supports.
+	ErrVersion = errors.New("replay: unsupported format version")
+	// ErrChecksum: a checksum does not match, or bytes that a checksum
+	// protects are impossible: the file is damaged.
+	ErrChecksum = errors.New("replay: checksum mismatch")
+	// ErrTruncated: the file ends early: inside the header, inside a chunk,
+	// or without a trailer.
+	ErrTruncated = errors.New("replay: truncated")
+	// ErrMalformed: checksums match, but the content breaks the format's
+	// rules (a bug of the writer, or a file edited with its checksums
+	// recomputed).
+	ErrMalformed = errors.New("replay: malformed")
+	// ErrSimMismatch: the replay was recorded with another simulation, or
+	// another version of it.
+	ErrSimMismatch = errors.New("replay: simulation mismatch")
+	// ErrDiverged: re-running the replay produced another state hash than
+	// the one recorded.
+	ErrDiverged = errors.New("replay: diverged")
+	// ErrInvalid: a Writer was called with something it cannot record (a
+	// frame out of order, a bucket not in canonical order, an invalid
+	// header), or after Close.
+	ErrInvalid = errors.New("replay: invalid record")
+)
+
+// Format constants. docs/replay-format.md explains each.
+const (
+	// Magic starts every replay file.
+	Magic = "PHXREPLAY"
+	// FormatVersion is the format version this package writes, and the
+	// newest it reads. Readers accept versions 1 to FormatVersion.
+	FormatVersion = 1
+	// EngineVersion is the engine version a Writer records when
+	// Header.Engine is empty.
+	EngineVersion = "phalanx 0.1"
+	// DefaultHashInterval is the checkpoint interval, in frames, a Writer
+	// records when Header.HashInterval is zero.
+	DefaultHashInterval = 20
+	// DefaultFlushFrames is the most frames a Writer buffers before it
+	// writes a chunk unasked.
+	DefaultFlushFrames = 20
+	// TrailerSize is the size of the trailer that ends a complete file.
+	TrailerSize = 44
+	// TrailerMagic ends every complete file.
+	TrailerMagic = "PHXTRAIL"
+	// MaxChunkSize bounds a chunk's stored and decompressed payload.
+	MaxChunkSize = 16 << 20
+)
+
+// Limits of header fields and records.
+const (
+	maxString     = 255      // engine, session, names, versions, member IDs, section names
+	maxSimConfig  = 64 << 10 // Header.SimConfig
+	maxHeaderBody = 1 << 20
+	maxSections   = 64
+	maxDetail     = 1024
+	maxInterval   = 1 << 20 // HashInterval
+	maxFrame      = 1 << 40 // frames are below 2^40 (1,700 years at 20 Hz), as on the wire
+	prefixSize    = 19      // magic, version, body length, prefix CRC
+	chunkHeadSize = 14      // type, flags, length, head CRC, payload CRC
+	softChunkSize = 64 << 10
+)
+
+// Block types and record types.
+const (
+	blockChunk   = 'C'
+	blockTrailer = 'T'
+
+	flagDeflate = 0x01
+
+	recSkipLong   = 0x01 // uvarint n: n empty frames
+	recBucket     = 0x02 // a frame with any bucket
+	recSections   = 0x03 // section names for the following checkpoints
+	recCheckpoint = 0x04 // state hash after the last frame
+	recChange     = 0x05 // membership change
+	recSingle     = 0x40 // 0x40|slot: a frame with one command of slot
+	recSkip       = 0x80 // 0x80|(n-1): n empty frames, 1 <= n <= 128
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// Header describes a recorded session: everything needed, with the
+// simulation's code, to re-run it.
+type Header struct {
+	// Version is the file's format version. A Writer ignores it and
+	// writes FormatVersion; a Reader reports the file's.
+	Version int
+	// Engine is the version of the engine that recorded the session; a
+	// Writer records EngineVersion when it is empty.
+	Engine string
+	// Session identifies the session (opaque, up to 255 bytes): the
+	// lobby's session ID, or the virtual harness's 2-byte session tag.
+	Session []byte
+	// FrameLength is the length of one frame (50 ms for 20 Hz); positive.
+	FrameLength time.Duration
+	// SimName and SimVersion identify the simulation and the version of
+	// its rules (1 to 255 bytes and up to 255 bytes). A simulation changes
+	// its version whenever the same buckets can produce another state.
+	SimName    string
+	SimVersion string
+	// SimConfig holds the simulation's own parameters, opaque to the
+	// engine (up to 64 KiB): whatever its factory needs besides the members
+	// and the seed to build the starting state.
+	SimConfig []byte
+	// Seed is the session's shared seed.
+	Seed rng.Seed
+	// HashInterval is the number of frames between state-hash checkpoints
+	// that Writer.Record records (at frames that are multiples of it);
+	// 0 in a Writer's header selects DefaultHashInterval.
+	HashInterval int
+	// Members holds each member's ID (its peer ID; up to 255 bytes), by
+	// slot: 1 to bucket.MaxMembers entries.
+	Members []string
+	// Self is the slot of the member that recorded the file.
+	Self bucket.Slot
+}
+
+// CheckSim returns nil if the replay was recorded with simulation name at
+// version, and otherwise an error wrapping ErrSimMismatch that names both.
+// Factories passed to Verify call it.
+func (h *Header) CheckSim(name, version string) error {
+	if h.SimName == name && h.SimVersion == version {
+		return nil
+	}
+	return fmt.Errorf("%w: the replay was recorded with simulation %q version %q; this build runs %q version %q",
+		ErrSimMismatch, h.SimName, h.SimVersion, name, version)
+}
+
+// validate checks the limits of the header's fields.
+func (h *Header) validate() error {
+	switch {
+	case len(h.Engine) > maxString:
+		return fmt.Errorf("engine version of %d bytes, limit %d", len(h.Engine), maxString)
+	case len(h.Session) > maxString:
+		return fmt.Errorf("session ID of %d bytes, limit %d", len(h.Session), maxString)
+	case h.FrameLength <= 0:
+		return fmt.Errorf("frame length %v, want positive", h.FrameLength)
+	case h.SimName == "" || len(h.SimName) > maxString:
+		return fmt.Errorf("simulation name of %d bytes, want 1 to %d", len(h.SimName), maxString)
+	case len(h.SimVersion) > maxString:
+		return fmt.Errorf("simulation version of %d bytes, limit %d", len(h.SimVersion), maxString)
+	case len(h.SimConfig) > maxSimConfig:
+		return fmt.Errorf("simulation config of %d bytes, limit %d", len(h.SimConfig), maxSimConfig)
+	case h.HashInterval < 0 || h.HashInterval > maxInterval:
+		return fmt.Errorf("hash interval %d, want 0 to %d", h.HashInterval, maxInterval)
+	case len(h.Members) < 1 || len(h.Members) > bucket.MaxMembers:
+		return fmt.Errorf("%d members, want 1 to %d", len(h.Members), bucket.MaxMembers)
+	case int(h.Self) >= len(h.Members):
+		return fmt.Errorf("self slot %d with %d members", h.Self, len(h.Members))
+	}
+	for i, m := range h.Members {
+		if len(m) > maxString {
+			return fmt.Errorf("ID of member %d has %d bytes, limit %d", i, len(m), maxString)
+		}
+	}
+	return nil
+}
+
+// appendHeader appends the whole header block of h (which must be valid).
+func appendHeader(b []byte, h *Header) []byte {
+	start := len(b)
+	b = append(b, Magic...)
+	b = binary.LittleEndian.AppendUint16(b, FormatVersion)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0) // body length and prefix CRC, below
+	body := len(b)
+	b = appendBytes(b, []byte(h.Engine))
+	b = appendBytes(b, h.Session)
+	b = binary.AppendUvarint(b, uint64(h.FrameLength))
+	b = appendBytes(b, []byte(h.SimName))
+	b = appendBytes(b, []byte(h.SimVersion))
+	b = appendBytes(b, h.SimConfig)
+	b = append(b, h.Seed[:]...)
+	b = binary.AppendUvarint(b, uint64(h.HashInterval))
+	b = binary.AppendUvarint(b, uint64(len(h.Members)))
+	for _, m := range h.Members {
+		b = appendBytes(b, []byte(m))
+	}
+	b = binary.AppendUvarint(b, uint64(h.Self))
+	binary.LittleEndian.PutUint32(b[start+11:], uint32(len(b)-body))
+	binary.LittleEndian.PutUint32(b[start+15:], crc(b[start:start+15]))
+	return binary.LittleEndian.AppendUint32(b, crc(b[start:]))
+}
+
+func appendBytes(b, s []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// parseHeaderBody decodes a header body of format version 1.
+func parseHeaderBody(body []byte, h *Header) error {
+	d := decoder{b: body}
+	h.Engine = string(d.bytes(maxString, "engine version"))
+	h.Session = append([]byte(nil), d.bytes(maxString, "session ID")...)
+	h.FrameLength = time.Duration(d.uvarint(uint64(1<<63-1), "frame length"))
+	h.SimName = string(d.bytes(maxString, "simulation name"))
+	h.SimVersion = string(d.bytes(maxString, "simulation version"))
+	if cfg := d.bytes(maxSimConfig, "simulation config"); len(cfg) > 0 {
+		h.SimConfig = append([]byte(nil), cfg...)
+	}
+	copy(h.Seed[:], d.fixed(32, "seed"))
+	h.HashInterval = int(d.uvarint(maxInterval, "hash interval"))
+	n := d.uvarint(bucket.MaxMembers, "member count")
+	h.Members = make([]string, 0, n)
+	for range n {
+		h.Members = append(h.Members, string(d.bytes(maxString, "member ID")))
+	}
+	h.Self = bucket.Slot(d.uvarint(bucket.MaxMembers, "self slot"))
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.b) > 0 {
+		return fmt.Errorf("%d bytes after the last field", len(d.b))
+	}
+	if err := h.validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// decoder reads fields from a byte slice, keeping the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf(format, args...)
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint(limit uint64, what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("%s: bad varint", what)
+		return 0
+	}
+	if v > limit {
+		d.fail("%s %d exceeds %d", what, v, limit)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// frame reads a frame -1 <= f < maxFrame written as the uvarint f+1.
+func (d *decoder) frame(what string) bucket.Frame {
+	return bucket.Frame(d.uvarint(maxFrame, what)) - 1
+}
+
+func (d *decoder) fixed(n int, what string) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if len(d.b) < n {
+		d.fail("%s: %d bytes needed, %d left", what, n, len(d.b))
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes(limit uint64, what string) []byte {
+	if d.err != nil {
+		return nil
+	}
+	n, k := binary.Uvarint(d.b)
+	switch {
+	case k <= 0:
+		d.fail("%s length: bad varint", what)
+		return nil
+	case n > limit:
+		d.fail("%s length %d exceeds %d", what, n, limit)
+		return nil
+	}
+	d.b = d.b[k:]
+	return d.fixed(int(n), what)
+}
+
+func (d *decoder) u64(what string) uint64 {
+	if b := d.fixed(8, what); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+// EndReason says why a recording ended.
+type EndReason uint8
+
+// End reasons. A reader accepts codes it does not know (a newer writer's)
+// and shows them by number.
+const (
+	// EndCompleted: the session played every frame it was meant to.
+	EndCompleted EndReason = 1
+	// EndClosedEarly: the recording stopped before the session's planned
+	// end: the member left, the session was closed or timed out.
+	EndClosedEarly EndReason = 2
+	// EndFailed: the session stopped on a failure, such as a desync.
+	EndFailed EndReason = 3
+)
+
+// String returns "completed", "closed early", "failed" or "reason N".
+func (r EndReason) String() string {
+	switch r {
+	case EndCompleted:
+		return "completed"
+	case EndClosedEarly:
+		return "closed early"
+	case EndFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("reason %d", uint8(r))
+}
+
+// Trailer ends a complete replay file.
+type Trailer struct {
+	Reason    EndReason
+	Chunks    int          // number of chunks in the file
+	LastFrame bucket.Frame // the last frame recorded, or -1
+	FinalHash uint64       // the state hash after LastFrame
+	Offset    int64        // the trailer's byte offset: the file size less TrailerSize
+}
+
+func appendTrailer(b []byte, t Trailer) []byte {
+	start := len(b)
+	b = append(b, blockTrailer, byte(t.Reason), 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(t.Chunks))
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.LastFrame))
+	b = binary.LittleEndian.AppendUint64(b, t.FinalHash)
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.Offset))
+	b = append(b, TrailerMagic...)
+	return binary.LittleEndian.AppendUint32(b, crc(b[start:]))
+}
+
+// parseTrailer decodes the TrailerSize bytes of a trailer found at byte
+// offset at.
+func parseTrailer(b []byte, at int64) (Trailer, error) {
+	if got, want := binary.LittleEndian.Uint32(b[40:]), crc(b[:40]); got != want {
+		return Trailer{}, fmt.Errorf("%w: trailer at byte %d (CRC-32C stored %08x, computed %08x)", ErrChecksum, at, got, want)
+	}
+	t := Trailer{
+		Reason:    EndReason(b[1]),
+		Chunks:    int(binary.LittleEndian.Uint32(b[4:])),
+		LastFrame: bucket.Frame(binary.LittleEndian.Uint64(b[8:])),
+		FinalHash: binary.LittleEndian.Uint64(b[16:]),
+		Offset:    int64(binary.LittleEndian.Uint64(b[24:])),
+	}
+	switch {
+	case b[0] != blockTrailer || b[2] != 0 || b[3] != 0 || string(b[32:40]) != TrailerMagic:
+		return t, fmt.Errorf("%w: trailer at byte %d: bad type, reserved bytes or magic", ErrMalformed, at)
+	case t.LastFrame < -1:
+		return t, fmt.Errorf("%w: trailer at byte %d: last frame %d", ErrMalformed, at, t.LastFrame)
+	case t.Offset != at:
+		return t, fmt.Errorf("%w: the trailer at byte %d says it is at byte %d (bytes were added or removed)", ErrMalformed, at, t.Offset)
+	}
+	return t, nil
+}
+
+// ChangeKind says what a membership change is.
+type ChangeKind uint8
+
+// Membership change kinds.
+const (
+	// ChangeDrop: the member was dropped (silent past the timeout, or
+	// dropped for a protocol violation).
+	ChangeDrop ChangeKind = 1
+	// ChangeLeave: the member left at an announced frame.
+	ChangeLeave ChangeKind = 2
+)
+
+// String returns "drop", "leave" or "change N".
+func (k ChangeKind) String() string {
+	switch k {
+	case ChangeDrop:
+		return "drop"
+	case ChangeLeave:
+		return "leave"
+	}
+	return fmt.Sprintf("change %d", uint8(k))
+}
+
+// Change is a membership change: a member dropped or left.
+type Change struct {
+	Kind      ChangeKind
+	Frame     bucket.Frame // the frame at which it took effect
+	Member    bucket.Slot
+	LastFrame bucket.Frame // the last frame of the member's commands that counts (-1: none)
+	Detail    string       // why, for people (up to 1024 bytes)
+}
+
+// ChangeOf returns the membership change an engine event reports, and
+// whether it reports one (drops and leaves do).
+func ChangeOf(e lockstep.Event) (Change, bool) {
+	c := Change{Frame: e.Frame, Member: e.Member, LastFrame: e.LastFrame, Detail: e.Detail}
+	switch e.Type {
+	case lockstep.EventDrop:
+		c.Kind = ChangeDrop
+	case lockstep.EventLeave:
+		c.Kind = ChangeLeave
+	default:
+		return Change{}, false
+	}
+	if len(c.Detail) > maxDetail {
+		c.Detail = c.Detail[:maxDetail]
+	}
+	return c, true
+}
+
+func (c Change) String() string {
+	s := fmt.Sprintf("%s of member %d at frame %d (last frame %d)", c.Kind, c.Member, c.Frame, c.LastFrame)
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	return s
+}

@@ -315,14 +315,14 @@ func newRecorder(dir string, f *runFlags, g *game) (*recorder, error) {
 	for i := range f.peers {
 		file, err := os.Create(filepath.Join(dir, fmt.Sprintf("member-%d.phx", i)))
 		if err != nil {
-			r.finish(nil)
+			r.finish()
 			return nil, err
 		}
 		r.files = append(r.files, file)
 		h.Self = bucket.Slot(i)
 		w, err := replay.NewWriter(file, h)
 		if err != nil {
-			r.finish(nil)
+			r.finish()
 			return nil, err
 		}
 		r.writers = append(r.writers, w)
@@ -355,25 +355,28 @@ func (r *recorder) hook() func(bucket.Slot, lockstep.Bucket, lockstep.Simulation
 	}
 }
 
+// eventHook returns the locksteptest.Config.OnEvent function recording
+// every member's membership changes (drops and leaves) as its core reports
+// them, or nil for a nil recorder.
+func (r *recorder) eventHook() func(bucket.Slot, lockstep.Event) {
+	if r == nil {
+		return nil
+	}
+	return func(slot bucket.Slot, e lockstep.Event) {
+		if c, ok := replay.ChangeOf(e); ok {
+			r.writers[slot].Membership(c) // an error is kept by the writer and returned by Close
+		}
+	}
+}
+
 // finish closes every replay: completed for the members that recorded
-// every frame, closed early for the others. The membership changes each
-// member's core reported (res may be nil) are recorded just before the
-// trailer: the harness reports events only at the end of the run, so
-// unlike a live session the recorder cannot place them at their frame;
-// each carries its frame. It returns the first error.
-func (r *recorder) finish(res *locksteptest.Result) error {
+// every frame, closed early for the others. It returns the first error.
+func (r *recorder) finish() error {
 	if r == nil {
 		return nil
 	}
 	err := r.err
 	for i, w := range r.writers {
-		if res != nil && i < len(res.Members) {
-			for _, e := range res.Members[i].Events {
-				if c, ok := replay.ChangeOf(e); ok {
-					w.Membership(c) // an error is kept by w and returned by Close
-				}
-			}
-		}
 		reason, hash := replay.EndCompleted, r.final[i]
 		if !r.done[i] {
 			reason, hash = replay.EndClosedEarly, 0

@@ -152,11 +152,12 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		NewSim:   g.newSim,
 		Commands: g.commands,
 		OnStep:   rec.hook(),
+		OnEvent:  rec.eventHook(),
 		Faults:   ff.faults,
 		Perturb:  g.perturb,
 	})
 	wall := time.Since(start)
-	recErr := rec.finish(res)
+	recErr := rec.finish()
 	if recErr != nil {
 		fmt.Fprintln(stderr, "phalanx sim: --record:", recErr)
 	}

@@ -45,6 +45,9 @@ type Config struct {
 	// its simulation (for recording replays). The bucket is valid only
 	// during the call.
 	OnStep func(slot bucket.Slot, b lockstep.Bucket, sim lockstep.Simulation)
+	// OnEvent, when set, is called with every event a member's core
+	// reports, as it reports it.
+	OnEvent func(slot bucket.Slot, e lockstep.Event)
 }
 
 // FaultKind says what a Fault does.
@@ -396,6 +399,11 @@ func (h *harness) ready(m *member) {
 		h.step(m, b)
 	}
 	m.events = append(m.events, rd.Events...)
+	if h.cfg.OnEvent != nil {
+		for _, e := range rd.Events {
+			h.cfg.OnEvent(m.slot, e)
+		}
+	}
 	if m.core.Left() {
 		m.left = true
 		return

@@ -40,9 +40,11 @@ func (t *Table) Stream(slot Slot) *Stream { return t.streams[slot] }
 
 // Close ends slot's stream at last: commands of it stamped after last do not
 // count, and frames after last no longer wait for its seal. Closing again
-// with a different frame panics: the last frame is agreed once.
+// may only lower the last frame (a member announced a leave, then failed
+// before its commands up to that frame arrived, and the others agreed on less);
+// raising it panics.
 func (t *Table) Close(slot Slot, last Frame) {
-	if t.closed[slot] != NoFrame && t.closed[slot] != last {
+	if t.closed[slot] != NoFrame && last > t.closed[slot] {
 		panic(fmt.Sprintf("bucket: slot %d closed at %d, then at %d", slot, t.closed[slot], last))
 	}
 	t.closed[slot] = last

@@ -186,8 +186,16 @@ func TestTableClose(t *testing.T) {
 		}
 	})
 
-	t.Run("close again at another frame panics", func(t *testing.T) {
-		for _, last := range []Frame{3, 5, NoFrame} {
+	t.Run("close again earlier", func(t *testing.T) {
+		tab := setup()
+		tab.Close(1, 3)
+		if tab.Closed(1) != 3 {
+			t.Errorf("Closed(1) = %d, want 3", tab.Closed(1))
+		}
+	})
+
+	t.Run("close again later panics", func(t *testing.T) {
+		for _, last := range []Frame{5, NoFrame} {
 			tab := setup()
 			mustPanic(t, "slot 1 closed at 4", func() { tab.Close(1, last) })
 			if tab.Closed(1) != 4 {

@@ -145,6 +145,9 @@ func (c *Core) detailFor(now time.Duration, p *wire.Packet, r *remote) {
 		}
 		d.Frames = append(d.Frames, wire.FrameHashes{State: rec.state, Input: rec.input})
 	}
+	if len(d.Frames) == 0 {
+		return // nothing of the search is ours to send
+	}
 	if len(first.sections) <= wire.MaxSections {
 		d.Sections = append(d.Sections, first.sections...)
 	}
@@ -153,10 +156,6 @@ func (c *Core) detailFor(now time.Duration, p *wire.Packet, r *remote) {
 
 // onDetail compares member r's frame hashes with ours.
 func (c *Core) onDetail(now time.Duration, r *remote, d *wire.Detail) {
-	if r.mismatch < 0 && len(d.Frames) > 0 {
-		// It found a difference we have not seen yet: look too.
-		r.mismatch = d.Start + bucket.Frame(len(d.Frames)) - 1
-	}
 	for i, fh := range d.Frames {
 		f := d.Start + bucket.Frame(i)
 		mine := c.recorded(f)
@@ -174,6 +173,9 @@ func (c *Core) onDetail(now time.Duration, r *remote, d *wire.Detail) {
 			r.inputsDiffer = mine.input != fh.Input
 			r.section = ""
 		}
+		// It may have found the difference before a checkpoint showed it to
+		// us: search with it from here on.
+		r.mismatch = max(r.mismatch, r.found)
 		if f == r.found && i == 0 && len(d.Sections) > 0 && len(d.Sections) == len(mine.sections) {
 			for k, h := range d.Sections {
 				if h != mine.sections[k] {

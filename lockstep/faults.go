@@ -64,8 +64,11 @@ func (c *Core) checkTimeouts(now time.Duration) {
 		return // a member on its way out drops nobody
 	}
 	for _, r := range c.peers {
-		if r == nil || !c.live(r.slot) || c.leaveAt[r.slot] != bucket.NoFrame {
+		if r == nil || !c.live(r.slot) {
 			continue
+		}
+		if left := c.leaveAt[r.slot]; left != bucket.NoFrame && c.table.Stream(r.slot).Seal() >= left {
+			continue // it left and we hold all of it: its silence is expected
 		}
 		last := r.lastRecv
 		if !r.heard {
@@ -182,10 +185,10 @@ func (c *Core) agree(now time.Duration) {
 			continue
 		}
 		c.finalized |= 1 << m
-		if c.table.Closed(m) == bucket.NoFrame {
+		if closed := c.table.Closed(m); closed == bucket.NoFrame || last < closed {
 			c.table.Close(m, last)
 		}
-		if c.leaveAt[m] != bucket.NoFrame {
+		if c.leaveAt[m] == last {
 			continue // its leave was reported when it was announced
 		}
 		c.emit(Event{Type: EventDrop, Frame: last + 1, Member: m, LastFrame: last, Detail: c.reasons[m]})

@@ -25,10 +25,13 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
-	// Near misses: non-minimal varints, reserved bits, a wrong kind.
+	// Near misses: non-minimal varints, a reserved bit, a wrong kind, a
+	// non-minimal zero relay count, a detail of no frames.
 	f.Add(cat(header(0), []byte{0x80, 0x00, 0x81, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x80, 0x00}))
-	f.Add(cat(header(flagCommands|flagEcho|flagHash|1<<6), timing))
+	f.Add(cat(header(flagCommands|flagEcho|flagHash|1<<7), timing))
 	f.Add(cat([]byte{byte(KindEntity)}, header(0)[1:], timing))
+	f.Add(cat(header(flagRelay), timing, []byte{3}, uv(9), uv(10), []byte{0x80, 0x00}))
+	f.Add(cat(header(flagDetail), timing, uv(10), uv(0), uv(0)))
 	f.Add([]byte{})
 
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -127,6 +127,12 @@ func testPackets() []struct {
 			p.HasDetail, p.Detail = true, Detail{Start: 3, Frames: []FrameHashes{{1, 1}}, Sections: []uint64{2}}
 			return p
 		}()},
+		{"every block, several of each", blockPacket()},
+		{"every block, seal-only relay", func() Packet {
+			p := blockPacket()
+			p.Relay.Commands = nil
+			return p
+		}()},
 	}
 }
 
@@ -375,9 +381,9 @@ func TestParseErrors(t *testing.T) {
 		{"kind 0x02 (entity, not a lockstep packet)", cat([]byte{byte(KindEntity)}, validBytes[1:])},
 		{"kind 0xff", cat([]byte{0xff}, validBytes[1:])},
 		{"wrong kind, one byte", []byte{0x02}},
-		{"reserved flag bit 3", cat(header(1<<3), timing)},
 		{"reserved flag bit 7", cat(header(1<<7), timing)},
-		{"reserved and known flags", cat(header(flagEcho|1<<5), timing, []byte{0, 0, 0})},
+		{"reserved flag bit 7 with every known flag", cat(header(0xff), timing)},
+		{"reserved and known flags", cat(header(flagEcho|1<<7), timing, []byte{0, 0, 0})},
 		{"command count 0", cat(header(flagCommands), timing, uv(0))},
 		{"command count larger than the bytes allow", cat(header(flagCommands), timing, uv(10), []byte{0, 0, 0, 0})},
 		{"command count 2^15+1 (beyond any datagram)", cat(header(flagCommands), timing, uv(1<<15+1), make([]byte, 1100))},

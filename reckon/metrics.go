@@ -1,0 +1,84 @@
+package reckon
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Metrics sums up how well a receiver showed an entity. The JSON names are
+// those of the `reckon` object in `phalanx sim --json`.
+type Metrics struct {
+	// UpdatesPerS is the owner's updates per second of the measured span.
+	UpdatesPerS float64 `json:"updates_per_s"`
+	// ErrorMean and ErrorP99 are the mean and 99th percentile (nearest
+	// rank) over frames of the distance between the displayed position and
+	// the owner's true position at the same time.
+	ErrorMean float64 `json:"error_mean"`
+	ErrorP99  float64 `json:"error_p99"`
+	// MaxJump is the largest distance the displayed position moved between
+	// two consecutive frames.
+	MaxJump float64 `json:"max_jump"`
+	// MaxKink is the largest change between consecutive frames of the
+	// displayed movement per frame: a sudden change of velocity (times
+	// the frame time), which shows as a jerk or a sharp turn even where
+	// MaxJump is small.
+	MaxKink float64 `json:"max_kink"`
+}
+
+// A Meter accumulates Metrics from one receiver's frames. Its zero value is
+// ready to use. It keeps every frame's error (8 bytes a frame) for the
+// percentile. It is not safe for concurrent use.
+type Meter[V Vector[V]] struct {
+	errs        []float64
+	sum         float64
+	maxJump     float64
+	maxKink     float64
+	first, last time.Duration
+	prev        V
+	step        V // the last movement between frames
+	updates     int
+}
+
+// Frame records one displayed frame at time at: the displayed position and
+// the owner's true position then. Frames come in time order.
+func (m *Meter[V]) Frame(at time.Duration, displayed, truth V) {
+	switch n := len(m.errs); {
+	case n == 0:
+		m.first = at
+	default:
+		step := displayed.Sub(m.prev)
+		m.maxJump = max(m.maxJump, step.Len())
+		if n >= 2 {
+			m.maxKink = max(m.maxKink, dist(step, m.step))
+		}
+		m.step = step
+	}
+	e := dist(displayed, truth)
+	m.errs = append(m.errs, e)
+	m.sum += e
+	m.prev, m.last = displayed, at
+}
+
+// Update counts one update sent by the owner.
+func (m *Meter[V]) Update() { m.updates++ }
+
+// Metrics returns the figures so far: zeros before the first frame, and an
+// UpdatesPerS of zero until two frames span some time.
+func (m *Meter[V]) Metrics() Metrics {
+	n := len(m.errs)
+	if n == 0 {
+		return Metrics{}
+	}
+	var r Metrics
+	if span := (m.last - m.first).Seconds(); span > 0 {
+		r.UpdatesPerS = float64(m.updates) / span
+	}
+	sorted := slices.Clone(m.errs)
+	slices.Sort(sorted)
+	r.ErrorMean = m.sum / float64(n)
+	r.ErrorP99 = sorted[int(math.Ceil(0.99*float64(n)))-1]
+	r.MaxJump = m.maxJump
+	r.MaxKink = m.maxKink
+	return r
+}

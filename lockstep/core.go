@@ -512,5 +512,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 	c.delay.Update(lag, 0)
 	c.stats.Delay = c.delay.Frames()
 	c.stats.Lag = lag
-	c.stats.SendWait = c.waits.Percentile(99)
+	if c.frame%10 == 0 {
+		c.stats.SendWait = c.waits.Percentile(99)
+	}
 }

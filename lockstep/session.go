@@ -15,6 +15,9 @@ import (
 // its Incoming channel while the session runs.
 var ErrTransportClosed = errors.New("lockstep: transport closed")
 
+// peerStatsEvery is how often Session refreshes its per-member figures.
+const peerStatsEvery = 250 * time.Millisecond
+
 // SessionConfig configures a Session.
 type SessionConfig struct {
 	// Core configures the engine. Core.Start is the session clock's time at
@@ -120,6 +123,7 @@ func (s *Session) Run(ctx context.Context) error {
 	var sections []Section
 	incoming := s.cfg.Transport.Incoming()
 	leave := s.leave
+	var peersAt time.Duration
 	for {
 		now := s.clock()
 		rd := s.core.Ready(now)
@@ -149,7 +153,11 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		s.mu.Lock()
 		s.stats.Core = s.core.Stats()
-		s.stats.Peers = s.core.AppendPeerStats(s.stats.Peers[:0])
+		if now-peersAt >= peerStatsEvery || s.stats.Peers == nil {
+			// Per-member figures sort their sample windows: not every Ready.
+			s.stats.Peers = s.core.AppendPeerStats(s.stats.Peers[:0])
+			peersAt = now
+		}
 		s.stats.SendErrs += sendErrs
 		if n := len(rd.Buckets); n > 0 {
 			s.stats.Stepped, s.stats.Hash = rd.Buckets[n-1].Frame, hash

@@ -6,6 +6,8 @@
 //
 // Commands:
 //
+//	mesh     run members as separate processes over real QUIC on loopback
+//	peer     run one member over real QUIC, joining the others by multiaddr
 //	replay   verify and inspect replay files
 //	sim      run members over the virtual network (virtual time, seeded, no sockets)
 //	vet      report non-deterministic code in packages marked //phalanx:deterministic
@@ -18,6 +20,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // command is one subcommand of the CLI. run returns the process exit code.
@@ -29,6 +32,9 @@ type command struct {
 // commands maps each subcommand name to its implementation. Each file of this
 // package that adds a subcommand registers it in this table.
 var commands = map[string]command{
+	"mesh":   {"run members as separate processes over real QUIC on loopback", runMesh},
+	"member": {"(internal) one member process of phalanx mesh", runMemberChild},
+	"peer":   {"run one member over real QUIC, joining the others by multiaddr", runPeer},
 	"replay": {"verify and inspect replay files", runReplay},
 	"sim":    {"run members over the virtual network (virtual time, seeded, no sockets)", runSim},
 	"vet":    {"report non-deterministic code in packages marked //phalanx:deterministic", runVet},
@@ -60,8 +66,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
+	for name, c := range commands {
+		if !strings.HasPrefix(c.summary, "(internal)") {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	for _, name := range names {

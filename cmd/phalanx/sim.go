@@ -212,6 +212,7 @@ type report struct {
 	Events      []event `json:"events"`
 	Sides       []side  `json:"sides,omitempty"`
 	Commands    int     `json:"commands"`
+	CPUPercent  float64 `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
 	VirtualS    float64 `json:"virtual_s"`
 	WallS       float64 `json:"wall_s"`
 }
@@ -332,6 +333,9 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "  network one-way delay (the floor): p50 %.1f ms, p99 %.1f ms\n", r.OneWay.P50, r.OneWay.P99)
 	fmt.Fprintf(w, "  stall rate %.4f, delay now %v frames\n", r.StallRate, r.DelayFrames)
 	fmt.Fprintf(w, "  per member: %.0f B/s up, %.0f B/s down, %.1f datagrams/s (IP, UDP and QUIC headers counted)\n", r.Bytes.Up, r.Bytes.Down, r.Datagrams)
+	if r.CPUPercent > 0 {
+		fmt.Fprintf(w, "  CPU per member process: %.1f%% of one core\n", r.CPUPercent)
+	}
 	fmt.Fprintf(w, "  %.1f s of play in %.2f s\n", r.VirtualS, r.WallS)
 	fmt.Fprintf(w, "%s; final hash %s\n", verdict, r.FinalHash)
 }

@@ -3,11 +3,12 @@
 // duplication, and a bandwidth cap with a drop-tail queue.
 //
 // The models serve two callers. The virtual-time harness asks, for each
-// datagram, when it arrives, if at all; a later net.PacketConn wrapper will
-// ask the same questions for real sockets, holding datagrams until their
-// arrival time. Neither the models nor this package read a clock, start a
-// goroutine or touch a socket: time is an argument, the time since the
-// session start as a time.Duration.
+// datagram, when it arrives, if at all; [WrapPacketConn] asks the same
+// questions for real sockets, holding datagrams until their arrival time.
+// The models read no clock, start no goroutine and touch no socket: time is
+// an argument, the time since the session start as a time.Duration. Only the
+// socket wrapper, a [Conn], reads the clock and runs one goroutine, which
+// its Close stops.
 //
 // Conditions come from a [Profile]: a named list of timed [Phase]s that
 // repeats after its last phase. [Named] returns the built-in profiles (lan,

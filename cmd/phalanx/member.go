@@ -1,0 +1,414 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	libp2ppeer "github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/replay"
+	"github.com/phalanx-net/phalanx/peer"
+)
+
+// memberFlags are the flags of one member process: phalanx peer, and the
+// processes phalanx mesh starts.
+type memberFlags struct {
+	runFlags
+	index     int
+	session   string
+	join      []string
+	listen    string
+	key       string
+	mdns      bool
+	packetLog string
+	mesh      bool // driven by phalanx mesh over stdin and stdout
+}
+
+func (mf *memberFlags) register(fs *flag.FlagSet) {
+	mf.runFlags.register(fs, 2, 600)
+	fs.IntVar(&mf.index, "index", -1, "the process number phalanx mesh gave this member")
+	fs.StringVar(&mf.session, "session", "phalanx", "session ID: every member of a session uses the same")
+	fs.Func("join", "another member's multiaddr, /ip4/.../udp/PORT/quic-v1/p2p/ID (repeatable)", func(v string) error {
+		mf.join = append(mf.join, v)
+		return nil
+	})
+	fs.StringVar(&mf.listen, "listen", peer.DefaultListenAddr, "libp2p listen multiaddr")
+	fs.StringVar(&mf.key, "key", "", "identity key file (created if missing; empty: a fresh identity)")
+	fs.BoolVar(&mf.mdns, "mdns", false, "find the other members on the LAN with mDNS instead of --join")
+	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per datagram to `FILE`")
+}
+
+// runPeer is phalanx peer: one member, joining the others by multiaddr.
+func runPeer(args []string, stdout, stderr io.Writer) int {
+	return runMemberCmd("peer", args, stdout, stderr, false)
+}
+
+// runMemberChild is the member process phalanx mesh starts.
+func runMemberChild(args []string, stdout, stderr io.Writer) int {
+	return runMemberCmd("member", args, stdout, stderr, true)
+}
+
+func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh bool) int {
+	fs := flag.NewFlagSet("phalanx "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var mf memberFlags
+	mf.register(fs)
+	mf.mesh = mesh
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: phalanx %s [flags]\n\n", name)
+		fmt.Fprintln(stderr, "Runs one member of a session over real QUIC. It prints its address; start the")
+		fmt.Fprintln(stderr, "other members with --join ADDR (or all with --mdns on a LAN).")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := mf.check(); err != nil {
+		fmt.Fprintf(stderr, "phalanx %s: %v\n", name, err)
+		return 2
+	}
+	if !mesh && !mf.mdns && len(mf.join) != mf.peers-1 {
+		fmt.Fprintf(stderr, "phalanx %s: %d members need %d --join addresses (or --mdns), got %d\n", name, mf.peers, mf.peers-1, len(mf.join))
+		return 2
+	}
+	if path := os.Getenv("PHALANX_CPUPROFILE"); path != "" {
+		// A CPU profile of this member, for looking into its costs.
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			defer f.Close()
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	timeout := time.Duration(mf.frames)*time.Duration(mf.frameMS)*time.Millisecond + 2*time.Minute
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := runMember(ctx, &mf, stdout, stderr)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if mesh {
+		b, _ := json.Marshal(memberMsg{Type: "result", Slot: res.Slot, Result: res})
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stdout, "member %d: stepped to frame %d, final hash %s, %d stalls\n", res.Slot, res.Stepped, res.FinalHash, res.Stalls)
+		for _, e := range res.Events {
+			fmt.Fprintf(stdout, "  event: %s of member %d at frame %d\n", e.Type, e.Member, e.Frame)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "phalanx %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// runMember runs one member from start to finish.
+func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (*memberResult, error) {
+	res := &memberResult{Slot: -1, Index: mf.index, Events: []event{}}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	profile, err := loadProfile(mf.profile)
+	if err != nil {
+		return res, err
+	}
+	host, err := peer.NewHost(ctx, peer.HostConfig{ListenAddrs: []string{mf.listen}, IdentityFile: mf.key, Logger: logger})
+	if err != nil {
+		return res, err
+	}
+	defer host.Close()
+	var addrs []string
+	for _, a := range host.Addrs() {
+		addrs = append(addrs, a.String())
+	}
+	if mf.mesh {
+		b, _ := json.Marshal(memberMsg{Type: "addrs", Addrs: addrs})
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stdout, "listening on %s\n", addrs[0])
+	}
+
+	// The other members' addresses.
+	var others []libp2ppeer.AddrInfo
+	switch {
+	case mf.mesh:
+		line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
+		if err != nil {
+			return res, fmt.Errorf("reading the other members' addresses: %w", err)
+		}
+		var msg memberMsg
+		if err := json.Unmarshal(line, &msg); err != nil || msg.Type != "peers" {
+			return res, fmt.Errorf("unexpected message from phalanx mesh: %q", line)
+		}
+		mf.join = msg.Addrs
+	case mf.mdns:
+		if others, err = peer.DiscoverMDNS(ctx, host, "phalanx-"+mf.session, mf.peers-1); err != nil {
+			return res, err
+		}
+	}
+	for _, a := range mf.join {
+		ai, err := libp2ppeer.AddrInfoFromString(a)
+		if err != nil {
+			return res, fmt.Errorf("--join %q: %w", a, err)
+		}
+		others = append(others, *ai)
+	}
+
+	g0, err := newGame(mf.sim, mf.peers, mf.seed)
+	if err != nil {
+		return res, err
+	}
+	sess, err := peer.Join(ctx, host, peer.SessionParams{
+		SessionID: mf.session, Members: mf.peers, FrameMillis: mf.frameMS,
+		Sim: mf.sim, SimVersion: g0.version,
+	}, others)
+	if err != nil {
+		return res, err
+	}
+	res.Slot = int(sess.Self)
+	// The game's seed is the one the members agreed on, so no member chose it.
+	g, err := newGame(mf.sim, mf.peers, sess.Seed.Uint64())
+	if err != nil {
+		return res, err
+	}
+	tc := peer.TransportConfig{Profile: &profile, Logger: logger}
+	if mf.packetLog != "" {
+		f, err := os.Create(mf.packetLog)
+		if err != nil {
+			return res, err
+		}
+		defer f.Close()
+		tc.PacketLog = f
+	}
+	tr, err := peer.NewTransport(ctx, host, sess, tc)
+	if err != nil {
+		return res, err
+	}
+	defer tr.Close()
+
+	// --record: this member's replay, written as the session runs.
+	var rw *replay.Writer
+	if mf.record != "" {
+		if err := os.MkdirAll(mf.record, 0o755); err != nil {
+			return res, err
+		}
+		file, err := os.Create(filepath.Join(mf.record, fmt.Sprintf("member-%d.phx", sess.Self)))
+		if err != nil {
+			return res, err
+		}
+		defer file.Close()
+		h := replay.Header{
+			Session: []byte(sess.ID), FrameLength: sess.Frame(), SimName: g.name, SimVersion: g.version,
+			SimConfig: g.config, Seed: sess.Seed, Self: sess.Self,
+		}
+		for _, id := range sess.Members {
+			h.Members = append(h.Members, id.String())
+		}
+		if rw, err = replay.NewWriter(file, h); err != nil {
+			return res, err
+		}
+	}
+
+	origin := time.Now()
+	clock := func() time.Duration { return time.Since(origin) }
+	cc := (&mf.runFlags).coreConfig(profile)
+	cc.Members, cc.Self, cc.Session = mf.peers, sess.Self, sess.Tag()
+	cc.Start = sess.Start.Sub(origin)
+	cc.Logger = logger
+	frames := bucket.Frame(mf.frames)
+
+	var mu sync.Mutex
+	finished := make(chan struct{})
+	var finishOnce sync.Once
+	sim := g.newSim(sess.Self)
+	s, err := lockstep.NewSession(lockstep.SessionConfig{
+		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: logger,
+		OnStep: func(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation) {
+			now := time.Now().UnixNano()
+			mu.Lock()
+			defer mu.Unlock()
+			if f >= frames {
+				return
+			}
+			if rw != nil {
+				_ = rw.Record(lockstep.Bucket{Frame: f, Commands: cmds}, sim) // the writer keeps its error for Close
+			}
+			for _, c := range cmds {
+				res.Execs = append(res.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+			}
+			if f == frames-1 {
+				res.FinalHash, res.Completed = fmt.Sprintf("%016x", sim.Hash()), true
+				finishOnce.Do(func() { close(finished) })
+			}
+		},
+		OnEvent: func(e lockstep.Event) {
+			if (e.Type == lockstep.EventLeave && e.LastFrame >= frames-1) || e.Frame > frames {
+				return // members leaving after the last frame: the end of the run
+			}
+			ev := event{Observer: int(sess.Self), Type: e.Type.String(), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Detail: e.Detail}
+			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
+				last := int64(e.LastFrame)
+				ev.LastFrame = &last
+			}
+			mu.Lock()
+			res.Events = append(res.Events, ev)
+			if c, ok := replay.ChangeOf(e); ok && rw != nil {
+				rw.Membership(c)
+			}
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		return res, err
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	runErr := make(chan error, 1)
+	go func() { runErr <- s.Run(runCtx) }()
+
+	// Issue this member's commands at the frames of the wall clock, and
+	// report progress.
+	frameLen := time.Duration(mf.frameMS) * time.Millisecond
+	tick := time.NewTicker(frameLen / 2)
+	defer tick.Stop()
+	next := bucket.Frame(0)
+	lastProgress := time.Time{}
+	measureFrom := time.Now()
+	cpuAtStart := cpuSeconds()
+	var runErrV error
+loop:
+	for {
+		select {
+		case <-finished:
+			break loop
+		case runErrV = <-runErr:
+			break loop
+		case <-ctx.Done():
+			runErrV = ctx.Err()
+			break loop
+		case <-tick.C:
+		}
+		pos := time.Until(sess.Start)
+		cur := bucket.Frame(-1)
+		if pos <= 0 {
+			cur = bucket.Frame(-pos / frameLen)
+		}
+		for ; next <= cur && next < frames; next++ {
+			for _, c := range g.commands(sess.Self, next) {
+				if _, err := s.Submit(ctx, c); err != nil {
+					break
+				}
+				mu.Lock()
+				res.Submits = append(res.Submits, [2]int64{int64(len(res.Submits)), time.Now().UnixNano()})
+				mu.Unlock()
+			}
+		}
+		if mf.mesh && time.Since(lastProgress) >= 500*time.Millisecond {
+			lastProgress = time.Now()
+			st := s.Stats()
+			up, down, _ := wireBytes(tr)
+			secs := max(time.Since(measureFrom).Seconds(), 1e-3)
+			var rtt time.Duration
+			for _, p := range st.Peers {
+				rtt = max(rtt, p.RTT)
+			}
+			b, _ := json.Marshal(memberMsg{Type: "progress", Slot: int(sess.Self), Frame: int64(st.Stepped),
+				RTTms: float64(rtt) / 1e6, Delay: st.Core.Delay, Stalls: st.Core.Stalls,
+				UpBps: float64(up) / secs, DownBps: float64(down) / secs})
+			fmt.Fprintln(stdout, string(b))
+		}
+	}
+	res.Seconds = time.Since(measureFrom).Seconds()
+	res.CPUSeconds = cpuSeconds() - cpuAtStart
+	if rw != nil {
+		mu.Lock()
+		reason, last := replay.EndCompleted, frames-1
+		hash, _ := strconv.ParseUint(res.FinalHash, 16, 64)
+		if !res.Completed {
+			reason, last, hash = replay.EndClosedEarly, bucket.Frame(rw.Frames()-1), sim.Hash()
+		}
+		if err := rw.Close(last, hash, reason); err != nil {
+			res.Error = "recording: " + err.Error()
+		}
+		mu.Unlock()
+	}
+	st := s.Stats()
+	res.Stepped, res.Stalls, res.Delay = int64(st.Stepped), st.Core.Stalls, st.Core.Delay
+	res.BytesUp, res.BytesDown, res.Packets = wireBytes(tr)
+	res.OneWay = oneWaySample(tr)
+	if runErrV == nil {
+		// Leave at an announced frame, so the others need not wait for a
+		// timeout; give them a few seconds to acknowledge.
+		closeCtx, cancelClose := context.WithTimeout(ctx, 5*time.Second)
+		if err := s.Close(closeCtx); err != nil {
+			stopRun()
+		}
+		cancelClose()
+		return res, nil
+	}
+	if errors.Is(runErrV, context.Canceled) {
+		runErrV = errors.New("interrupted")
+	}
+	return res, runErrV
+}
+
+// udpHeader is the IPv4 and UDP header bytes counted per packet on the wire.
+const udpHeader = 28
+
+// wireBytes returns the bytes this member sent and received on the wire
+// (every UDP payload, QUIC's own packets included, plus 28 bytes of IPv4
+// and UDP header each) and the packets it sent.
+func wireBytes(tr *peer.Transport) (up, down, packets int64) {
+	st := tr.Stats()
+	if im := st.Impairment; im != nil {
+		up = int64(im.Bytes + udpHeader*im.Written)
+		down = int64(im.ReadBytes + udpHeader*im.Read)
+		packets = int64(im.Written)
+	}
+	return up, down, packets
+}
+
+// oneWaySample returns, in milliseconds, the delays the network applied to
+// a sample of this member's packets: the floor any lockstep scheme is bound
+// by.
+func oneWaySample(tr *peer.Transport) []float64 {
+	st := tr.Stats()
+	if st.Impairment == nil {
+		return nil
+	}
+	out := make([]float64, 0, len(st.Impairment.Delays))
+	for _, d := range st.Impairment.Delays {
+		out = append(out, float64(d)/1e6)
+	}
+	return out
+}
+
+// cpuSeconds returns the CPU time this process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}

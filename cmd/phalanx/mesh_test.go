@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for the phalanx binary: phalanx
+// mesh starts its member processes from its own executable, which in a test
+// is this binary, so with PHALANX_TEST_MEMBER set it runs the command-line
+// arguments instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("PHALANX_TEST_MEMBER") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestMeshKilledMember: four member processes play over QUIC on loopback;
+// one is killed mid-game; the survivors drop it with agreement and end
+// identical.
+func TestMeshKilledMember(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts four processes for a 15 s session")
+	}
+	t.Setenv("PHALANX_TEST_MEMBER", "1")
+	code, out, errs := runCLI(t, "mesh", "--peers", "4", "--frames", "300", "--profile", "lan", "--sim", "null", "--kill", "1@80", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	m := lastJSON(t, out)
+	if m["identical"] != true || len(m["survivors"].([]any)) != 3 {
+		t.Fatalf("identical %v, survivors %v", m["identical"], m["survivors"])
+	}
+	var drops []map[string]any
+	for _, e := range m["events"].([]any) {
+		ev := e.(map[string]any)
+		if ev["type"] == "drop" {
+			drops = append(drops, ev)
+		}
+	}
+	if len(drops) != 3 {
+		t.Fatalf("drop events %v, want one per survivor", drops)
+	}
+	for _, d := range drops {
+		if d["member"] != drops[0]["member"] || d["last_frame"] != drops[0]["last_frame"] || d["frame"] != drops[0]["frame"] {
+			t.Fatalf("survivors disagree: %v", drops)
+		}
+	}
+	if !strings.Contains(errs, "killed member process 1") {
+		t.Errorf("stderr does not say a member was killed:\n%s", errs)
+	}
+}
+
+func TestMeshBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--peers", "0"}, {"--kill", "9@10"}, {"--profile", "nowhere"}, {"extra"}} {
+		if code, _, errs := runCLI(t, append([]string{"mesh"}, args...)...); code != 2 || errs == "" {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, "peer", "--peers", "3", "--join", "/ip4/127.0.0.1/udp/1/quic-v1"); code != 2 || !strings.Contains(errs, "need 2 --join") {
+		t.Errorf("peer with too few --join: exit %d, %q", code, errs)
+	}
+}

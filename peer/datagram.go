@@ -1,0 +1,99 @@
+package peer
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+	"github.com/quic-go/quic-go"
+)
+
+// ALPN is the TLS application protocol of the datagram channel. A QUIC
+// connection under any other ALPN fails its handshake.
+const ALPN = "phalanx/1"
+
+// Application error codes with which a member closes a datagram connection
+// (QUIC CONNECTION_CLOSE, RFC 9000 §20.2).
+const (
+	CodeClosed         quic.ApplicationErrorCode = 0x0 // the transport was closed
+	CodeNotMember      quic.ApplicationErrorCode = 0x1 // the remote identity is not a member of the session
+	CodeWrongDirection quic.ApplicationErrorCode = 0x2 // the higher peer ID dialled: the lower one dials
+	CodeReplaced       quic.ApplicationErrorCode = 0x3 // a newer connection from the same member replaced it
+	CodeBadIdentity    quic.ApplicationErrorCode = 0x4 // no libp2p identity could be read from the handshake
+)
+
+// quicConfig is the QUIC configuration of every datagram connection: DATAGRAM
+// frames on, no streams, keep-alives so a quiet member is not timed out by
+// QUIC before the lockstep layer decides.
+func quicConfig() *quic.Config {
+	return &quic.Config{
+		EnableDatagrams:       true,
+		MaxIncomingStreams:    -1,
+		MaxIncomingUniStreams: -1,
+		HandshakeIdleTimeout:  3 * time.Second,
+		MaxIdleTimeout:        15 * time.Second,
+		KeepAlivePeriod:       2 * time.Second,
+	}
+}
+
+// serverTLS returns the TLS configuration of the datagram listener: it
+// presents our libp2p identity and requires the client to present a valid
+// libp2p identity of its own, whatever it is. Membership is checked after
+// the handshake, so that a stranger is refused with CodeNotMember rather
+// than a TLS alert.
+func serverTLS(ident *libp2ptls.Identity) *tls.Config {
+	conf, _ := ident.ConfigForPeer("")
+	conf.NextProtos = []string{ALPN}
+	// ConfigForPeer's check reports the key on a channel and is meant for
+	// one connection; this one serves every connection and keeps nothing.
+	conf.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+		_, err := pubKeyFromRaw(raw)
+		return err
+	}
+	return conf
+}
+
+// clientTLS returns the TLS configuration for dialling member remote: the
+// handshake fails unless the server proves the libp2p identity remote.
+func clientTLS(ident *libp2ptls.Identity, remote peer.ID) *tls.Config {
+	conf, _ := ident.ConfigForPeer(remote)
+	conf.NextProtos = []string{ALPN}
+	return conf
+}
+
+// remoteID returns the libp2p identity the remote end of conn proved in the
+// TLS handshake.
+func remoteID(conn *quic.Conn) (peer.ID, error) {
+	certs := conn.ConnectionState().TLS.PeerCertificates
+	if len(certs) == 0 {
+		return "", errors.New("no certificate")
+	}
+	raw := make([][]byte, len(certs))
+	for i, c := range certs {
+		raw[i] = c.Raw
+	}
+	pub, err := pubKeyFromRaw(raw)
+	if err != nil {
+		return "", err
+	}
+	return peer.IDFromPublicKey(pub)
+}
+
+// pubKeyFromRaw parses a certificate chain and returns the libp2p public key
+// it carries, checking the key's signature over the certificate.
+func pubKeyFromRaw(raw [][]byte) (crypto.PubKey, error) {
+	chain := make([]*x509.Certificate, len(raw))
+	for i, b := range raw {
+		c, err := x509.ParseCertificate(b)
+		if err != nil {
+			return nil, fmt.Errorf("peer: bad certificate: %w", err)
+		}
+		chain[i] = c
+	}
+	return libp2ptls.PubKeyFromCertChain(chain)
+}

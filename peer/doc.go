@@ -1,0 +1,32 @@
+// Package peer is Phalanx's real network: a libp2p host per member, the
+// session lobby that agrees on members, slots, seed and start time, and a
+// QUIC datagram channel that carries lockstep datagrams between the members
+// as a [lockstep.Transport].
+//
+// A member runs three steps:
+//
+//	h, err := peer.NewHost(ctx, peer.HostConfig{IdentityFile: "member.key"})
+//	sess, err := peer.Join(ctx, h, params, others) // others: the other members' addresses
+//	tr, err := peer.NewTransport(ctx, h, sess, peer.TransportConfig{})
+//
+// [NewHost] starts a libp2p host with the QUIC transport only, listening on
+// loopback unless told otherwise, and binds the UDP socket of the datagram
+// channel. [Join] meets the other members over the libp2p stream protocol
+// /phalanx/lobby/1.0.0: every pair checks that both speak the same protocol
+// version and want the same session, every member contributes to the seed by
+// commit-then-reveal so no member can choose it, and the lowest peer ID
+// announces the start time. [NewTransport] then opens one QUIC connection per
+// pair of members under the ALPN "phalanx/1", authenticated by the members'
+// libp2p TLS identities; a peer that is not a member is refused. [DiscoverMDNS]
+// finds the other members on a LAN.
+//
+// In this package's API, peer.ID and peer.AddrInfo are the types of libp2p's
+// core/peer package. docs/network.md describes the protocols byte by byte.
+//
+// Everything here that starts a goroutine stops it: a [Host] on
+// [Host.Close], a [Transport] on [Transport.Close]; [Join] returns only when
+// its goroutines are done, and [DiscoverMDNS] keeps advertising until its
+// context ends or the host closes. Logging goes
+// through the *slog.Logger in each configuration (nil discards). There is no
+// global state.
+package peer

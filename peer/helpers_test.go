@@ -1,0 +1,160 @@
+package peer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// testLogger logs to stderr when PHALANX_TEST_LOG is set, else nowhere.
+// (t.Log cannot be used: libp2p goroutines may log after a test ends.)
+func testLogger() *slog.Logger {
+	if os.Getenv("PHALANX_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// newHosts starts n loopback hosts, closed when the test ends.
+func newHosts(t *testing.T, n int) []*Host {
+	t.Helper()
+	hosts := make([]*Host, n)
+	for i := range hosts {
+		h, err := NewHost(context.Background(), HostConfig{Logger: testLogger()})
+		if err != nil {
+			t.Fatalf("NewHost: %v", err)
+		}
+		t.Cleanup(func() { h.Close() })
+		hosts[i] = h
+	}
+	return hosts
+}
+
+// newHostWithKey starts a loopback host with the given identity.
+func newHostWithKey(t *testing.T, key crypto.PrivKey) *Host {
+	t.Helper()
+	h, err := NewHost(context.Background(), HostConfig{Identity: key, Logger: testLogger()})
+	if err != nil {
+		t.Fatalf("NewHost: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// othersOf returns the addresses of every host but hosts[i].
+func othersOf(hosts []*Host, i int) []peer.AddrInfo {
+	var out []peer.AddrInfo
+	for j, h := range hosts {
+		if j != i {
+			out = append(out, h.AddrInfo())
+		}
+	}
+	return out
+}
+
+func testParams(n int) SessionParams {
+	return SessionParams{SessionID: "test-session", Members: n, Sim: "demo", SimVersion: "1.0"}
+}
+
+// joinAll runs Join on every host at once, with params(i) and hooks(i), and
+// returns each member's session and error.
+func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hooks func(i int) joinHooks) ([]*Session, []error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sessions := make([]*Session, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			var hk joinHooks
+			if hooks != nil {
+				hk = hooks(i)
+			}
+			sessions[i], errs[i] = join(ctx, h, params(i), othersOf(hosts, i), hk)
+		})
+	}
+	wg.Wait()
+	return sessions, errs
+}
+
+// mustJoin joins every host with testParams and fails the test on any error.
+func mustJoin(t *testing.T, hosts []*Host) []*Session {
+	t.Helper()
+	sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(len(hosts)) }, nil)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("member %d: Join: %v", i, err)
+		}
+	}
+	return sessions
+}
+
+// openTransports opens a transport per member at once.
+func openTransports(t *testing.T, hosts []*Host, sessions []*Session, cfg func(i int) TransportConfig) []*Transport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	trs := make([]*Transport, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			c := TransportConfig{Logger: testLogger()}
+			if cfg != nil {
+				c = cfg(i)
+			}
+			trs[i], errs[i] = NewTransport(ctx, h, sessions[i], c)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("member %d: NewTransport: %v", i, err)
+		}
+		t.Cleanup(func() { trs[i].Close() })
+	}
+	return trs
+}
+
+// settleGoroutines waits until at most limit goroutines run, or fails the
+// test with their stacks after a while.
+func settleGoroutines(t *testing.T, limit int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= limit {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines still running, want at most %d:\n%s", n, limit, buf)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func errorContains(t *testing.T, who string, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: no error, want one containing %q", who, parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %q does not contain %q", who, err, p)
+		}
+	}
+}
+
+func slotName(i int) string { return fmt.Sprintf("member %d", i) }

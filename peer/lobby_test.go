@@ -1,0 +1,249 @@
+package peer
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+func TestJoinFourMembersAgree(t *testing.T) {
+	hosts := newHosts(t, 4)
+	before := time.Now()
+	sessions := mustJoin(t, hosts)
+
+	want := sessions[0]
+	for i, s := range sessions {
+		if s.ID != want.ID || s.Seed != want.Seed || !slices.Equal(s.Members, want.Members) ||
+			!slices.Equal(s.Endpoints, want.Endpoints) || s.Params != want.Params || s.Tag() != want.Tag() {
+			t.Fatalf("member %d disagrees:\n%+v\nvs member 0:\n%+v", i, s, want)
+		}
+		if s.Members[s.Self] != hosts[i].ID() {
+			t.Errorf("member %d: slot %d is %s, not itself", i, s.Self, s.Members[s.Self])
+		}
+		if s.Endpoints[s.Self] != hosts[i].DatagramAddr() {
+			t.Errorf("member %d: endpoint %v, want its datagram address %v", i, s.Endpoints[s.Self], hosts[i].DatagramAddr())
+		}
+		if d := s.Start.Sub(want.Start); d < -5*time.Millisecond || d > 5*time.Millisecond {
+			t.Errorf("member %d: start differs from member 0's by %v", i, d)
+		}
+	}
+	if !slices.IsSorted(want.Members) || len(want.Members) != 4 {
+		t.Fatalf("members %v: want 4, sorted", want.Members)
+	}
+	if want.Coordinator() != want.Members[0] {
+		t.Errorf("coordinator %s, want the lowest ID %s", want.Coordinator(), want.Members[0])
+	}
+	if want.Start.Before(before) || want.Start.After(time.Now().Add(StartDelay)) {
+		t.Errorf("start %v is not a little in the future", time.Until(want.Start))
+	}
+	if want.Seed == ([32]byte{}) {
+		t.Error("zero seed")
+	}
+	if want.Params.ProtocolVersion != ProtocolVersion || want.Params.FrameMillis != DefaultFrameMillis {
+		t.Errorf("defaults not applied: %+v", want.Params)
+	}
+
+	// A second session on the same hosts has another seed.
+	again := mustJoin(t, hosts)
+	if again[0].Seed == want.Seed {
+		t.Error("two sessions drew the same seed")
+	}
+}
+
+// A member that starts its Join late is waited for: the others retry.
+func TestJoinLateMember(t *testing.T) {
+	hosts := newHosts(t, 3)
+	sessions, errs := joinAll(t, hosts, func(i int) SessionParams {
+		if i == 2 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return testParams(3)
+	}, nil)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+	}
+	if sessions[0].Seed != sessions[2].Seed {
+		t.Fatal("late member derived another seed")
+	}
+}
+
+func TestJoinVersionMismatch(t *testing.T) {
+	hosts := newHosts(t, 2)
+	_, errs := joinAll(t, hosts, func(i int) SessionParams {
+		p := testParams(2)
+		p.ProtocolVersion = i + 1
+		return p
+	}, nil)
+	for i, err := range errs {
+		if !errors.Is(err, ErrVersionMismatch) {
+			t.Fatalf("member %d: error %v, want ErrVersionMismatch", i, err)
+		}
+	}
+	errorContains(t, slotName(0), errs[0], "we speak 1", "peer "+hosts[1].ID().String()+" speaks 2")
+	errorContains(t, slotName(1), errs[1], "we speak 2", "peer "+hosts[0].ID().String()+" speaks 1")
+}
+
+func TestJoinParamsMismatch(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*SessionParams)
+		says   string
+	}{
+		{"frame", func(p *SessionParams) { p.FrameMillis = 33 }, "frame length"},
+		{"sim", func(p *SessionParams) { p.Sim = "other" }, "simulation"},
+		{"sim version", func(p *SessionParams) { p.SimVersion = "2.0" }, "simulation version"},
+		{"initial delay", func(p *SessionParams) { p.InitialDelay = 7 }, "initial delay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hosts := newHosts(t, 2)
+			_, errs := joinAll(t, hosts, func(i int) SessionParams {
+				p := testParams(2)
+				if i == 1 {
+					tt.change(&p)
+				}
+				return p
+			}, nil)
+			for i, err := range errs {
+				if !errors.Is(err, ErrParamsMismatch) {
+					t.Fatalf("member %d: error %v, want ErrParamsMismatch", i, err)
+				}
+				errorContains(t, slotName(i), err, tt.says, hosts[1-i].ID().String())
+			}
+		})
+	}
+}
+
+// A member that reveals something other than what it committed to is caught
+// by every honest member, which names it.
+func TestJoinBadReveal(t *testing.T) {
+	hosts := newHosts(t, 3)
+	const cheater = 1
+	_, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) }, func(i int) joinHooks {
+		if i != cheater {
+			return joinHooks{}
+		}
+		return joinHooks{reveal: func(c []byte) []byte { c[0] ^= 1; return c }}
+	})
+	for i, err := range errs {
+		if i == cheater {
+			if err == nil {
+				t.Error("the cheater joined")
+			}
+			continue
+		}
+		if !errors.Is(err, ErrBadReveal) {
+			t.Fatalf("member %d: error %v, want ErrBadReveal", i, err)
+		}
+		errorContains(t, slotName(i), err, hosts[cheater].ID().String())
+	}
+}
+
+// A peer that is not in the member list cannot join; the member it dialled
+// refuses it and carries on.
+func TestJoinRefusesStranger(t *testing.T) {
+	hosts := newHosts(t, 2)
+	// The stranger needs an ID below the member it dials, since the lower
+	// ID opens the lobby stream.
+	target := hosts[0]
+	if hosts[1].ID() < target.ID() {
+		target = hosts[1]
+	}
+	var key crypto.PrivKey
+	for {
+		k, _, err := crypto.GenerateEd25519Key(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := peer.IDFromPrivateKey(k); id < target.ID() {
+			key = k
+			break
+		}
+	}
+	stranger := newHostWithKey(t, key)
+
+	// The members join; the one that is not the target waits until the
+	// stranger has been turned away, so the target's Join is in progress
+	// when the stranger knocks.
+	turnedAway := make(chan struct{})
+	var strangerErr error
+	go func() {
+		defer close(turnedAway)
+		for !target.joining(testParams(2).SessionID) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, strangerErr = Join(ctx, stranger, testParams(2), []peer.AddrInfo{target.AddrInfo()})
+	}()
+	sessions, errs := joinAll(t, hosts, func(i int) SessionParams {
+		if hosts[i] != target {
+			<-turnedAway
+		}
+		return testParams(2)
+	}, nil)
+	if !errors.Is(strangerErr, ErrNotMember) {
+		t.Fatalf("stranger's Join: %v, want ErrNotMember", strangerErr)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+		if slices.Contains(sessions[i].Members, stranger.ID()) {
+			t.Fatal("the stranger became a member")
+		}
+	}
+}
+
+// joining reports whether a Join of session id is in progress on h.
+func (h *Host) joining(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lobbies[id] != nil
+}
+
+func TestJoinInvalidParams(t *testing.T) {
+	hosts := newHosts(t, 2)
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		params SessionParams
+		peers  []peer.AddrInfo
+	}{
+		{"no session ID", SessionParams{Members: 2}, othersOf(hosts, 0)},
+		{"count", testParams(3), othersOf(hosts, 0)},
+		{"self among peers", testParams(2), []peer.AddrInfo{hosts[0].AddrInfo()}},
+		{"twice", testParams(3), []peer.AddrInfo{hosts[1].AddrInfo(), hosts[1].AddrInfo()}},
+		{"too many", SessionParams{SessionID: "x", Members: 65}, othersOf(hosts, 0)},
+	}
+	for _, tt := range tests {
+		if _, err := Join(ctx, hosts[0], tt.params, tt.peers); !errors.Is(err, ErrInvalidParams) {
+			t.Errorf("%s: Join error %v, want ErrInvalidParams", tt.name, err)
+		}
+	}
+}
+
+// Without the other member, Join gives up when ctx ends and names who is
+// missing.
+func TestJoinTimeout(t *testing.T) {
+	hosts := newHosts(t, 2)
+	lower, higher := hosts[0], hosts[1]
+	if higher.ID() < lower.ID() {
+		lower, higher = higher, lower
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	_, err := Join(ctx, lower, testParams(2), []peer.AddrInfo{higher.AddrInfo()})
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNoSession) {
+		t.Fatalf("Join error %v, want DeadlineExceeded and ErrNoSession", err)
+	}
+	errorContains(t, "lower", err, higher.ID().String())
+}

@@ -1,0 +1,312 @@
+package netsim
+
+import (
+	"container/heap"
+	"errors"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/phalanx-net/phalanx/rng"
+)
+
+// MaxPending bounds how many datagrams a [Conn] holds back at once. A
+// datagram that would exceed it is dropped and counted in
+// ConnStats.Overflow, so a long delay on a fast sender cannot exhaust
+// memory.
+const MaxPending = 4096
+
+// MaxDelaySamples is how many one-way delays ConnStats.Delays keeps.
+const MaxDelaySamples = 1024
+
+// ConnStats counts what a [Conn] did with the datagrams written to it, and
+// what was read through it. Counters only grow.
+type ConnStats struct {
+	Written     uint64 // datagrams passed to WriteTo
+	Bytes       uint64 // their total size
+	QueueDrops  uint64 // dropped by the uplink queue (Bandwidth, Queue)
+	Lost        uint64 // lost on a link (Loss, Burst)
+	Duplicated  uint64 // sent twice
+	Overflow    uint64 // dropped because MaxPending datagrams were already held
+	Delivered   uint64 // copies written to the wrapped connection
+	WriteErrors uint64 // writes to the wrapped connection that failed
+	Read        uint64 // datagrams returned by ReadFrom
+	ReadBytes   uint64 // their total size
+
+	// Delays are the one-way delays the models gave the most recent
+	// delivered datagrams (from WriteTo to the arrival of the first copy,
+	// uplink queueing included), at most MaxDelaySamples, oldest first.
+	Delays []time.Duration
+}
+
+// Conn is a net.PacketConn that impairs what is written to it: each
+// datagram passes through one [Uplink] shared by all destinations, then
+// through a [Link] of its own destination address, and is written to the
+// wrapped connection at its arrival time (twice if duplicated, never if
+// lost). Time counts from the wrap: phase 1 of the profile begins then.
+// Reading is not impaired: wrap both ends to impair both directions.
+//
+// The decisions are those of the models: given the same sequence of writes
+// (sizes and destinations) and the same generator they are the same; only
+// the timing of real writes adds the scheduler's latency (well under a
+// millisecond on an idle machine).
+//
+// A Conn is safe for concurrent use. One goroutine, started by
+// [WrapPacketConn] and stopped by [Conn.Close], writes the held datagrams.
+type Conn struct {
+	inner net.PacketConn
+	start time.Time
+	root  *rng.PCG
+
+	mu      sync.Mutex
+	uplink  *Uplink
+	profile Profile
+	links   map[string]*Link
+	queue   pendingQueue
+	seq     uint64
+	closed  bool
+	stats   ConnStats
+	delays  []time.Duration // ring of the last MaxDelaySamples delays
+	next    int             // where the ring writes next
+
+	wake chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// WrapPacketConn returns c with its outgoing datagrams impaired by profile
+// p. Each destination address gets its own link, drawing from
+// r.Derive("netsim/conn").Derive(address.String()), so links do not depend
+// on the order destinations first appear in; r itself is neither kept nor
+// advanced. The
+// returned Conn owns c: closing it closes c.
+//
+// It panics if p is not valid (see [Profile.Validate]) or r is nil.
+func WrapPacketConn(c net.PacketConn, p Profile, r *rng.PCG) *Conn {
+	if r == nil {
+		panic("netsim: WrapPacketConn: nil generator")
+	}
+	w := &Conn{
+		inner:   c,
+		start:   time.Now(),
+		root:    r.Derive("netsim/conn"),
+		uplink:  NewUplink(p),
+		profile: Profile{Name: p.Name, Phases: slices.Clone(p.Phases)},
+		links:   make(map[string]*Link),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	w.wg.Add(1)
+	go w.run()
+	return w
+}
+
+// WriteTo impairs one datagram to addr and returns at once: the datagram is
+// copied and written later, or dropped. Like a real network, a lost or
+// dropped datagram still reports success. After Close it returns an error
+// wrapping net.ErrClosed.
+func (w *Conn) WriteTo(b []byte, addr net.Addr) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, &net.OpError{Op: "write", Net: "udp", Addr: addr, Err: net.ErrClosed}
+	}
+	now := time.Since(w.start)
+	w.stats.Written++
+	w.stats.Bytes += uint64(len(b))
+	depart, ok := w.uplink.Admit(now, len(b))
+	if !ok {
+		w.stats.QueueDrops++
+		return len(b), nil
+	}
+	key := addr.String()
+	link := w.links[key]
+	if link == nil {
+		link = NewLink(w.profile, w.root.Derive(key))
+		w.links[key] = link
+	}
+	d := link.Send(depart, len(b))
+	if d.Lost() {
+		w.stats.Lost++
+		return len(b), nil
+	}
+	if d.Copies == 2 {
+		w.stats.Duplicated++
+	}
+	if len(w.delays) < MaxDelaySamples {
+		w.delays = append(w.delays, d.Arrival[0]-now)
+	} else {
+		w.delays[w.next] = d.Arrival[0] - now
+		w.next = (w.next + 1) % MaxDelaySamples
+	}
+	data := append([]byte(nil), b...)
+	for _, at := range d.Arrival[:d.Copies] {
+		if len(w.queue) >= MaxPending {
+			w.stats.Overflow++
+			continue
+		}
+		w.seq++
+		heap.Push(&w.queue, pending{at: at, seq: w.seq, data: data, addr: addr})
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return len(b), nil
+}
+
+// run writes held datagrams when their time comes.
+func (w *Conn) run() {
+	defer w.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var due []pending
+	for {
+		w.mu.Lock()
+		now := time.Since(w.start)
+		due = due[:0]
+		for len(w.queue) > 0 && w.queue[0].at <= now {
+			due = append(due, heap.Pop(&w.queue).(pending))
+		}
+		wait := time.Duration(-1)
+		if len(w.queue) > 0 {
+			wait = w.queue[0].at - now
+		}
+		w.mu.Unlock()
+
+		for _, p := range due {
+			_, err := w.inner.WriteTo(p.data, p.addr)
+			w.mu.Lock()
+			if err != nil {
+				w.stats.WriteErrors++
+			} else {
+				w.stats.Delivered++
+			}
+			w.mu.Unlock()
+		}
+		if len(due) > 0 {
+			continue // time has passed while writing: look again
+		}
+		if wait >= 0 {
+			timer.Reset(wait)
+		}
+		select {
+		case <-w.done:
+			return
+		case <-w.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// Stats returns the counters; Delays is the caller's.
+func (w *Conn) Stats() ConnStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.stats
+	s.Delays = make([]time.Duration, 0, len(w.delays))
+	s.Delays = append(s.Delays, w.delays[w.next:]...)
+	s.Delays = append(s.Delays, w.delays[:w.next]...)
+	return s
+}
+
+// Pending returns how many datagrams are held, waiting for their time.
+func (w *Conn) Pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
+}
+
+// Close discards the held datagrams, stops the goroutine and closes the
+// wrapped connection. Close is idempotent; later calls return nil.
+func (w *Conn) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.queue = nil
+	w.mu.Unlock()
+	close(w.done)
+	w.wg.Wait()
+	return w.inner.Close()
+}
+
+// ReadFrom reads from the wrapped connection, unimpaired, and counts what
+// it read.
+func (w *Conn) ReadFrom(b []byte) (int, net.Addr, error) {
+	n, addr, err := w.inner.ReadFrom(b)
+	if err == nil {
+		w.mu.Lock()
+		w.stats.Read++
+		w.stats.ReadBytes += uint64(n)
+		w.mu.Unlock()
+	}
+	return n, addr, err
+}
+
+// LocalAddr returns the wrapped connection's local address.
+func (w *Conn) LocalAddr() net.Addr { return w.inner.LocalAddr() }
+
+// SetDeadline sets the wrapped connection's deadlines. A write deadline
+// applies to the delayed writes, not to WriteTo, which never blocks.
+func (w *Conn) SetDeadline(t time.Time) error { return w.inner.SetDeadline(t) }
+
+// SetReadDeadline sets the wrapped connection's read deadline.
+func (w *Conn) SetReadDeadline(t time.Time) error { return w.inner.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the wrapped connection's write deadline (see
+// SetDeadline).
+func (w *Conn) SetWriteDeadline(t time.Time) error { return w.inner.SetWriteDeadline(t) }
+
+// errNoBuffer is returned by SetReadBuffer and SetWriteBuffer when the
+// wrapped connection has no such setting.
+var errNoBuffer = errors.New("netsim: wrapped connection has no buffer size setting")
+
+// SetReadBuffer sets the wrapped connection's receive buffer size, if it
+// has one (as a *net.UDPConn does).
+func (w *Conn) SetReadBuffer(n int) error {
+	if c, ok := w.inner.(interface{ SetReadBuffer(int) error }); ok {
+		return c.SetReadBuffer(n)
+	}
+	return errNoBuffer
+}
+
+// SetWriteBuffer sets the wrapped connection's send buffer size, if it has
+// one.
+func (w *Conn) SetWriteBuffer(n int) error {
+	if c, ok := w.inner.(interface{ SetWriteBuffer(int) error }); ok {
+		return c.SetWriteBuffer(n)
+	}
+	return errNoBuffer
+}
+
+// pending is a held datagram. Copies of one datagram share data.
+type pending struct {
+	at   time.Duration
+	seq  uint64 // order of scheduling: ties leave in the order they came
+	data []byte
+	addr net.Addr
+}
+
+// pendingQueue is a min-heap on (at, seq).
+type pendingQueue []pending
+
+func (q pendingQueue) Len() int { return len(q) }
+func (q pendingQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q pendingQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *pendingQueue) Push(x any)   { *q = append(*q, x.(pending)) }
+func (q *pendingQueue) Pop() any {
+	old := *q
+	p := old[len(old)-1]
+	old[len(old)-1] = pending{}
+	*q = old[:len(old)-1]
+	return p
+}

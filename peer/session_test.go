@@ -1,0 +1,135 @@
+package peer
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/peer/netsim"
+)
+
+// hashSim is a small simulation for the integration tests: its state is a
+// running hash of every bucket.
+type hashSim struct{ state uint64 }
+
+func (s *hashSim) Step(f bucket.Frame, cmds []bucket.Command) {
+	s.state = s.state*1099511628211 ^ lockstep.InputHash(f, cmds)
+}
+
+func (s *hashSim) Hash() uint64 { return s.state }
+
+// TestSessionsOverQUICBadProfile: four members, each in its own goroutines,
+// play 400 frames over real QUIC on loopback impaired by the bad profile
+// (13% loss in bursts, heavy jitter, reordering, duplication) and step
+// identical buckets.
+func TestSessionsOverQUICBadProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 400-frame real-time session")
+	}
+	const members, frames = 4, 400
+	frame := 25 * time.Millisecond
+	profile, err := netsim.Named("bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := newHosts(t, members)
+	params := func(int) SessionParams {
+		p := testParams(members)
+		p.FrameMillis = int(frame / time.Millisecond)
+		return p
+	}
+	sessions, errs := joinAll(t, hosts, params, nil)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("member %d: Join: %v", i, err)
+		}
+	}
+	trs := openTransports(t, hosts, sessions, func(int) TransportConfig {
+		return TransportConfig{Profile: &profile, Logger: testLogger()}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	hashes := make([]map[bucket.Frame]uint64, members)
+	done := make(chan int, members)
+	runs := make([]*lockstep.Session, members)
+	origin := time.Now()
+	clock := func() time.Duration { return time.Since(origin) }
+	for i := range members {
+		hashes[i] = map[bucket.Frame]uint64{}
+		sess := sessions[i]
+		s, err := lockstep.NewSession(lockstep.SessionConfig{
+			Core: lockstep.Config{
+				Members: members, Self: sess.Self, Session: sess.Tag(), Frame: frame,
+				Start: sess.Start.Sub(origin), Budget: int(profile.Phases[0].Bandwidth),
+			},
+			Sim:       &hashSim{},
+			Transport: trs[i],
+			Clock:     clock,
+			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation) {
+				mu.Lock()
+				defer mu.Unlock()
+				hashes[i][f] = sim.Hash()
+				if f == frames-1 {
+					done <- i
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = s
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, s := range runs {
+		wg.Go(func() { _ = s.Run(runCtx) })
+	}
+	// Every member submits a command every few frames.
+	for i, s := range runs {
+		wg.Go(func() {
+			for k := 0; runCtx.Err() == nil; k++ {
+				if _, err := s.Submit(runCtx, []byte{byte(i), byte(k), byte(k >> 8)}); err != nil {
+					return
+				}
+				time.Sleep(3 * frame)
+			}
+		})
+	}
+	for range members {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			stop()
+			wg.Wait()
+			t.Fatal("the members did not all reach the last frame")
+		}
+	}
+	stop()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for f := range bucket.Frame(frames) {
+		for i := 1; i < members; i++ {
+			if hashes[i][f] != hashes[0][f] {
+				t.Fatalf("frame %d: member %d's hash differs from member 0's", f, i)
+			}
+		}
+	}
+	for i, s := range runs {
+		st := s.Stats()
+		if st.Core.Submitted == 0 || st.Core.Commands == 0 {
+			t.Errorf("member %d: %d submitted, %d commands stepped", i, st.Core.Submitted, st.Core.Commands)
+		}
+		if st.Core.Malformed+st.Core.Foreign != 0 {
+			t.Errorf("member %d: %d malformed and %d foreign datagrams", i, st.Core.Malformed, st.Core.Foreign)
+		}
+	}
+	if im := trs[0].Stats().Impairment; im == nil || im.Lost == 0 {
+		t.Errorf("the bad profile lost nothing: %+v", im)
+	}
+}

@@ -1,0 +1,428 @@
+package peer
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+	"github.com/quic-go/quic-go"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+	"github.com/phalanx-net/phalanx/peer/netsim"
+)
+
+// payload makes a datagram that names its sender and number.
+func payload(from bucket.Slot, seq, size int) []byte {
+	b := make([]byte, size)
+	b[0] = byte(from)
+	binary.BigEndian.PutUint32(b[1:], uint32(seq))
+	return b
+}
+
+// collect reads from in until it has want datagrams or nothing arrives for
+// quiet.
+func collect(in <-chan lockstep.Inbound, want int, quiet time.Duration) []lockstep.Inbound {
+	var got []lockstep.Inbound
+	for len(got) < want {
+		select {
+		case d, ok := <-in:
+			if !ok {
+				return got
+			}
+			got = append(got, d)
+		case <-time.After(quiet):
+			return got
+		}
+	}
+	return got
+}
+
+func TestTransportThreeMembers(t *testing.T) {
+	hosts := newHosts(t, 3)
+	sessions := mustJoin(t, hosts)
+	trs := openTransports(t, hosts, sessions, nil)
+
+	const perPair = 20
+	for i, tr := range trs {
+		self := sessions[i].Self
+		for to := range bucket.Slot(3) {
+			if to == self {
+				continue
+			}
+			for seq := range perPair {
+				if err := tr.Send(to, payload(self, seq, 100+seq)); err != nil {
+					t.Fatalf("member %d: Send(%d): %v", i, to, err)
+				}
+			}
+		}
+	}
+	for i, tr := range trs {
+		got := collect(tr.Incoming(), 2*perPair, 2*time.Second)
+		if len(got) != 2*perPair {
+			t.Fatalf("member %d received %d datagrams, want %d", i, len(got), 2*perPair)
+		}
+		for _, d := range got {
+			if d.From == sessions[i].Self || bucket.Slot(d.Data[0]) != d.From {
+				t.Fatalf("member %d: datagram from slot %d says it is from %d", i, d.From, d.Data[0])
+			}
+			if seq := int(binary.BigEndian.Uint32(d.Data[1:])); len(d.Data) != 100+seq {
+				t.Fatalf("member %d: datagram %d has %d bytes", i, seq, len(d.Data))
+			}
+		}
+		st := tr.Stats()
+		for slot, m := range st.Members {
+			if bucket.Slot(slot) == sessions[i].Self {
+				continue
+			}
+			if !m.Connected || m.DatagramsSent != perPair || m.DatagramsReceived != perPair || m.Dropped != 0 {
+				t.Errorf("member %d: stats for slot %d: %+v", i, slot, m)
+			}
+		}
+	}
+
+	// The size limit: 1200 bytes pass, 1201 are refused.
+	a, b := trs[0], trs[1]
+	to := sessions[1].Self
+	if err := a.Send(to, make([]byte, wire.MaxDatagramSize)); err != nil {
+		t.Fatalf("Send(1200 bytes): %v", err)
+	}
+	if got := collect(b.Incoming(), 1, 2*time.Second); len(got) != 1 || len(got[0].Data) != wire.MaxDatagramSize {
+		t.Fatalf("1200-byte datagram did not arrive whole")
+	}
+	if err := a.Send(to, make([]byte, wire.MaxDatagramSize+1)); !errors.Is(err, ErrDatagramTooLarge) {
+		t.Fatalf("Send(1201 bytes) = %v, want ErrDatagramTooLarge", err)
+	}
+	if err := a.Send(sessions[0].Self, []byte{1}); !errors.Is(err, ErrNoSuchMember) {
+		t.Fatalf("Send to self = %v, want ErrNoSuchMember", err)
+	}
+	if err := a.Send(7, []byte{1}); !errors.Is(err, ErrNoSuchMember) {
+		t.Fatalf("Send to slot 7 = %v, want ErrNoSuchMember", err)
+	}
+}
+
+// A stranger with a valid libp2p identity of its own who dials a member's
+// datagram endpoint under the right ALPN is refused with CodeNotMember, and
+// nothing it sends reaches Incoming.
+func TestTransportRefusesStranger(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	trs := openTransports(t, hosts, sessions, nil)
+
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident, err := libp2ptls.NewIdentity(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qt := &quic.Transport{Conn: udp}
+	defer udp.Close()
+	defer qt.Close()
+
+	for i, h := range hosts {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		conn, err := qt.Dial(ctx, net.UDPAddrFromAddrPort(h.DatagramAddr()), clientTLS(ident, h.ID()), quicConfig())
+		if err != nil {
+			cancel()
+			t.Fatalf("stranger's dial to member %d: %v (the handshake itself should succeed)", i, err)
+		}
+		for seq := range 50 {
+			if conn.SendDatagram(payload(0, seq, 64)) != nil {
+				break
+			}
+		}
+		select {
+		case <-conn.Context().Done():
+		case <-ctx.Done():
+			t.Fatalf("member %d did not close the stranger's connection", i)
+		}
+		cancel()
+		var appErr *quic.ApplicationError
+		if cause := context.Cause(conn.Context()); !errors.As(cause, &appErr) || appErr.ErrorCode != CodeNotMember || !appErr.Remote {
+			t.Fatalf("stranger's connection to member %d ended with %v, want a remote application error %d", i, cause, CodeNotMember)
+		}
+		if got := trs[i].Stats().Refused; got != 1 {
+			t.Errorf("member %d: Refused = %d, want 1", i, got)
+		}
+	}
+	for i, tr := range trs {
+		if got := collect(tr.Incoming(), 1, 300*time.Millisecond); len(got) != 0 {
+			t.Fatalf("member %d received %d datagrams from the stranger", i, len(got))
+		}
+		if st := tr.Stats(); !st.Members[1-sessions[i].Self].Connected {
+			t.Errorf("member %d lost its real peer", i)
+		}
+	}
+
+	// The members still talk to each other.
+	if err := trs[0].Send(sessions[1].Self, []byte("still here")); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(trs[1].Incoming(), 1, 2*time.Second); len(got) != 1 || string(got[0].Data) != "still here" {
+		t.Fatalf("members no longer connected: %v", got)
+	}
+}
+
+// A client that does not offer the phalanx ALPN fails the handshake.
+func TestTransportRequiresALPN(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	openTransports(t, hosts, sessions, nil)
+
+	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+	ident, _ := libp2ptls.NewIdentity(key)
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qt := &quic.Transport{Conn: udp}
+	defer udp.Close()
+	defer qt.Close()
+	conf := clientTLS(ident, hosts[0].ID())
+	conf.NextProtos = []string{"libp2p"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if conn, err := qt.Dial(ctx, net.UDPAddrFromAddrPort(hosts[0].DatagramAddr()), conf, quicConfig()); err == nil {
+		conn.CloseWithError(0, "")
+		t.Fatal("dial under the libp2p ALPN succeeded")
+	}
+}
+
+// Over an impaired network the share of datagrams lost is about the
+// profile's.
+func TestTransportImpairedLoss(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	profile := netsim.Profile{Name: "lossy", Phases: []netsim.Phase{{
+		Duration:   time.Minute,
+		Conditions: netsim.Conditions{Latency: 5 * time.Millisecond, Jitter: time.Millisecond, Loss: 250_000}, // 25%
+	}}}
+	trs := openTransports(t, hosts, sessions, func(int) TransportConfig {
+		return TransportConfig{Profile: &profile, Logger: testLogger()}
+	})
+
+	const n = 400
+	a, b := trs[0], trs[1]
+	for seq := range n {
+		// 700 bytes: one datagram per QUIC packet, so packet loss is datagram loss.
+		if err := a.Send(b.Session().Self, payload(a.Session().Self, seq, 700)); err != nil {
+			t.Fatalf("Send %d: %v", seq, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	got := collect(b.Incoming(), n, 500*time.Millisecond)
+	share := float64(len(got)) / n
+	t.Logf("%d of %d arrived (%.1f%%); impairment %+v", len(got), n, 100*share, *a.Stats().Impairment)
+	if share < 0.65 || share > 0.85 {
+		t.Fatalf("%.1f%% arrived, want about 75%%", 100*share)
+	}
+	if st := a.Stats().Impairment; st == nil || st.Lost == 0 {
+		t.Fatalf("impairment stats %+v: nothing lost", st)
+	}
+}
+
+// Close stops everything the transports and hosts started.
+func TestTransportCloseLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		hosts := make([]*Host, 3)
+		for i := range hosts {
+			h, err := NewHost(context.Background(), HostConfig{Logger: testLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hosts[i] = h
+		}
+		sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) }, nil)
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		profile, _ := netsim.Named("lan")
+		var logs [3]bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		trs := make([]*Transport, 3)
+		var wg sync.WaitGroup
+		for i := range trs {
+			wg.Go(func() {
+				var err error
+				trs[i], err = NewTransport(ctx, hosts[i], sessions[i], TransportConfig{Profile: &profile, PacketLog: &logs[i]})
+				if err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		for i, tr := range trs {
+			for to := range bucket.Slot(3) {
+				if to != sessions[i].Self {
+					_ = tr.Send(to, []byte("x"))
+				}
+			}
+		}
+		for _, tr := range trs {
+			collect(tr.Incoming(), 2, time.Second)
+		}
+		for _, tr := range trs {
+			if err := tr.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if _, ok := <-tr.Incoming(); ok {
+				t.Error("Incoming still open after Close")
+			}
+			if err := tr.Send((tr.Session().Self+1)%3, []byte("x")); !errors.Is(err, ErrClosed) {
+				t.Errorf("Send after Close = %v, want ErrClosed", err)
+			}
+		}
+		// The socket goes back to the host: a second transport can open.
+		tr, err := NewTransport(ctx, hosts[0], &Session{ID: "solo", Members: sessions[0].Members[sessions[0].Self : sessions[0].Self+1], Endpoints: []netip.AddrPort{hosts[0].DatagramAddr()}}, TransportConfig{})
+		if err != nil {
+			t.Fatalf("second transport on the same host: %v", err)
+		}
+		tr.Close()
+		for _, h := range hosts {
+			if err := h.Close(); err != nil {
+				t.Errorf("host Close: %v", err)
+			}
+		}
+	}()
+	settleGoroutines(t, before)
+	t.Logf("goroutines: %d before, %d after", before, runtime.NumGoroutine())
+}
+
+func TestPacketLogAndSilenceWarning(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	var logs [2]syncBuffer
+	var records syncBuffer
+	logger := slog.New(slog.NewTextHandler(&records, nil))
+	trs := openTransports(t, hosts, sessions, func(i int) TransportConfig {
+		return TransportConfig{PacketLog: &logs[i], Logger: logger, SilenceWarning: 200 * time.Millisecond}
+	})
+	a, b := trs[0], trs[1]
+
+	// Nothing is sent: after the start and the limit, a warning.
+	deadline := time.Now().Add(5 * time.Second)
+	for a.Stats().Silences == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no silence warning")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(records.String(), "nothing received from any member") {
+		t.Fatalf("log lacks the warning:\n%s", records.String())
+	}
+
+	// A real lockstep packet, logged with its seal and commands on both sides.
+	pkt := wire.Packet{Session: sessions[0].Tag(), From: a.Session().Self, Number: 9, Seal: 41,
+		Commands: []wire.Command{{Frame: 40, Payload: []byte("move")}, {Frame: 41, Payload: []byte("stop")}}}
+	data, err := pkt.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := a.Send(b.Session().Self, data); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := a.Send(b.Session().Self, []byte("junk")); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(b.Incoming(), 3, 2*time.Second); len(got) != 3 {
+		t.Fatalf("received %d datagrams, want 3", len(got))
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(records.String(), "datagrams arriving again") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery message:\n%s", records.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.Close()
+	b.Close()
+
+	out, in := logs[0].String(), logs[1].String()
+	t.Logf("sender's log:\n%s\nreceiver's log:\n%s", out, in)
+	wantOut := fmt.Sprintf(" out %3d %4d seal=41 cmds=2 n=9", b.Session().Self, len(data))
+	wantIn := fmt.Sprintf(" in  %3d %4d seal=41 cmds=2 n=9", a.Session().Self, len(data))
+	if !strings.HasPrefix(out, "# phalanx packet log") || !strings.Contains(out, wantOut) || !strings.Contains(out, "unparsed") {
+		t.Errorf("sender's log lacks %q", wantOut)
+	}
+	if !strings.Contains(in, wantIn) || !strings.Contains(in, " dt=") {
+		t.Errorf("receiver's log lacks %q or a dt", wantIn)
+	}
+	if lines := strings.Count(in, "\n"); lines != 4 {
+		t.Errorf("receiver's log has %d lines, want a header and 3 datagrams", lines)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Without the other member's transport, NewTransport gives up when ctx
+// ends, names the member, and leaves the socket free.
+func TestTransportTimeout(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := NewTransport(ctx, hosts[0], sessions[0], TransportConfig{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("NewTransport = %v, want DeadlineExceeded", err)
+	}
+	errorContains(t, "member 0", err, hosts[1].ID().String())
+	trs := openTransports(t, hosts, sessions, nil)
+	if err := trs[1].Send(sessions[0].Self, []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(trs[0].Incoming(), 1, 2*time.Second); len(got) != 1 {
+		t.Fatal("nothing arrived after the retry")
+	}
+	if _, err := NewTransport(ctx, hosts[0], sessions[0], TransportConfig{}); !errors.Is(err, ErrTransportBusy) {
+		t.Fatalf("second transport on a busy host: %v, want ErrTransportBusy", err)
+	}
+	if _, err := NewTransport(ctx, hosts[0], sessions[1], TransportConfig{}); !errors.Is(err, ErrInvalidSession) {
+		t.Fatalf("transport for another member's session: %v, want ErrInvalidSession", err)
+	}
+}

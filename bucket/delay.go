@@ -90,10 +90,11 @@ type DelayPolicy struct {
 // Delay is the state of a DelayPolicy: the current delay and how long a
 // lower one has been asked for.
 type Delay struct {
-	Policy  DelayPolicy
-	current int
-	below   int // consecutive updates that asked for less
-	highest int // the largest of those requests
+	Policy   DelayPolicy
+	current  int
+	measured bool // an update has been made
+	below    int  // consecutive updates that asked for less
+	highest  int  // the largest of those requests
 }
 
 // NewDelay returns a delay starting at initial frames, clamped to the bounds.
@@ -117,8 +118,16 @@ func (p DelayPolicy) Target(oneWay, wait time.Duration) int {
 
 // Update feeds one measurement and returns the delay in frames to use from
 // now on.
+//
+// The first update sets the delay to its target at once, up or down: the
+// initial delay was a guess made before anything was measured.
 func (d *Delay) Update(oneWay, wait time.Duration) int {
 	target := d.Policy.Target(oneWay, wait)
+	if !d.measured {
+		d.measured = true
+		d.current, d.below = target, 0
+		return d.current
+	}
 	switch {
 	case target > d.current:
 		d.current, d.below = target, 0

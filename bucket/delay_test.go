@@ -256,6 +256,9 @@ func TestDelayUpdate(t *testing.T) {
 			p := testPolicy
 			p.ShrinkAfter = tt.shrinkAfter
 			d := NewDelay(p, tt.initial)
+			// The first update replaces the initial guess (tested below);
+			// prime it with the initial value to test the hysteresis.
+			d.Update(needFor(tt.initial), 0)
 			var got []int
 			for _, k := range tt.targets {
 				if p.Target(needFor(k), 0) != k {
@@ -271,6 +274,21 @@ func TestDelayUpdate(t *testing.T) {
 				t.Errorf("targets %v: delays %v, want %v", tt.targets, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestDelayFirstUpdateReplacesTheGuess(t *testing.T) {
+	for _, tt := range []struct{ initial, target int }{{10, 3}, {3, 7}, {5, 5}} {
+		d := NewDelay(testPolicy, tt.initial)
+		if got := d.Update(needFor(tt.target), 0); got != tt.target {
+			t.Errorf("initial %d, first target %d: delay %d", tt.initial, tt.target, got)
+		}
+		// Afterwards, hysteresis: a lower target does not shrink it at once.
+		if tt.target > testPolicy.Min {
+			if got := d.Update(needFor(tt.target-1), 0); got != tt.target && testPolicy.ShrinkAfter > 1 {
+				t.Errorf("second update shrank at once to %d", got)
+			}
+		}
 	}
 }
 

@@ -42,9 +42,9 @@ func Example() {
 	// slot 1 seq 1 build
 }
 
-// A delay that starts high, before anything was measured, comes down in one
-// step once ShrinkAfter measurements agree, and rises at once when the
-// network gets worse.
+// The first measurement replaces the initial guess at once; afterwards the
+// delay rises at once when the network gets worse and comes down only when
+// ShrinkAfter measurements agree.
 func ExampleDelay() {
 	policy := bucket.DelayPolicy{
 		Frame:       50 * time.Millisecond,
@@ -55,17 +55,17 @@ func ExampleDelay() {
 	}
 	delay := bucket.NewDelay(policy, 10)
 	wait := 20 * time.Millisecond // the longest a seal waits for a send
-	for _, oneWay := range []time.Duration{40, 45, 30, 30, 150, 30} {
+	for _, oneWay := range []time.Duration{40, 150, 30, 30, 30, 30} {
 		oneWay *= time.Millisecond
 		fmt.Printf("one-way %v: target %d, delay %d\n", oneWay, policy.Target(oneWay, wait), delay.Update(oneWay, wait))
 	}
 	// Output:
-	// one-way 40ms: target 3, delay 10
-	// one-way 45ms: target 3, delay 10
-	// one-way 30ms: target 3, delay 3
-	// one-way 30ms: target 3, delay 3
+	// one-way 40ms: target 3, delay 3
 	// one-way 150ms: target 5, delay 5
 	// one-way 30ms: target 3, delay 5
+	// one-way 30ms: target 3, delay 5
+	// one-way 30ms: target 3, delay 3
+	// one-way 30ms: target 3, delay 3
 }
 
 func ExampleSamples() {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -47,7 +49,10 @@ type Config struct {
 	// FixedDelay, when positive, disables the adaptive policy and stamps
 	// every command exactly this many frames ahead.
 	FixedDelay int
-	Margin     time.Duration // added to the measured lag when sizing the delay (default 0)
+	// Turns, when Turns.Ahead is positive, replaces the adaptive policy by
+	// the classic schedule of turns (see Turns).
+	Turns  Turns
+	Margin time.Duration // added to the measured lag when sizing the delay (default 0)
 
 	MaxCommandSize  int // largest command payload accepted by Submit (default 1 KiB)
 	MaxDatagramSize int // largest datagram produced (default and maximum wire.MaxDatagramSize)
@@ -73,6 +78,43 @@ type Config struct {
 	HashHistory int
 
 	Logger *slog.Logger // optional; nil discards
+}
+
+// Turns is the classic lockstep schedule: time is cut into turns of Length
+// frames, a command issued during a turn executes at the first frame of the
+// turn Ahead turns later, and a member's seal advances once a turn. Age of
+// Empires used 200 ms turns with commands two turns ahead; the bucket
+// synchronization of the slides sizes the turn by the measured round trip
+// and runs commands one turn ahead (Length 0: the largest smoothed RTT to any
+// member, rounded up to whole frames, measured anew at each turn).
+type Turns struct {
+	Length int // frames per turn; 0 sizes each turn by the measured RTT
+	Ahead  int // turns ahead; 0 disables turns
+}
+
+// ParsePolicy returns the configuration changes for a scheduling policy by
+// name, for a frame length: "adaptive" (the default: delay from measured
+// lag), "aoe" (200 ms turns, two turns ahead), "bucket-rtt" (turns of one
+// RTT, one turn ahead) or "fixed:N" (a constant N frames ahead).
+func ParsePolicy(name string, frame time.Duration) (fixed int, turns Turns, err error) {
+	switch {
+	case name == "" || name == "adaptive":
+		return 0, Turns{}, nil
+	case name == "aoe":
+		if frame <= 0 {
+			frame = DefaultFrame
+		}
+		return 0, Turns{Length: max(1, int((200*time.Millisecond+frame-1)/frame)), Ahead: 2}, nil
+	case name == "bucket-rtt":
+		return 0, Turns{Length: 0, Ahead: 1}, nil
+	case strings.HasPrefix(name, "fixed:"):
+		n, convErr := strconv.Atoi(strings.TrimPrefix(name, "fixed:"))
+		if convErr != nil || n < 1 {
+			return 0, Turns{}, fmt.Errorf("%w: policy %q: want fixed:N with N ≥ 1 frames", ErrInvalidConfig, name)
+		}
+		return n, Turns{}, nil
+	}
+	return 0, Turns{}, fmt.Errorf("%w: unknown policy %q (known: adaptive, aoe, bucket-rtt, fixed:N)", ErrInvalidConfig, name)
 }
 
 func (c *Config) applyDefaults() error {
@@ -113,6 +155,10 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("%w: delay bounds [%d, %d]", ErrInvalidConfig, c.MinDelay, c.MaxDelay)
 	case c.InitialDelay < 1 || c.InitialDelay > c.MaxDelay:
 		return fmt.Errorf("%w: initial delay %d frames, want 1..%d (MaxDelay)", ErrInvalidConfig, c.InitialDelay, c.MaxDelay)
+	case c.Turns.Ahead < 0 || c.Turns.Length < 0 || c.Turns.Ahead*max(c.Turns.Length, 1) > c.MaxDelay:
+		return fmt.Errorf("%w: turns of %d frames, %d ahead (at most MaxDelay %d frames ahead)", ErrInvalidConfig, c.Turns.Length, c.Turns.Ahead, c.MaxDelay)
+	case c.Turns.Ahead > 0 && c.FixedDelay > 0:
+		return fmt.Errorf("%w: both a fixed delay and turns", ErrInvalidConfig)
 	case c.FixedDelay < 0 || c.FixedDelay > c.MaxDelay:
 		return fmt.Errorf("%w: fixed delay %d frames, want 0..%d (MaxDelay)", ErrInvalidConfig, c.FixedDelay, c.MaxDelay)
 	case c.MaxDatagramSize < 200 || c.MaxDatagramSize > wire.MaxDatagramSize:

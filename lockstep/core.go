@@ -76,7 +76,11 @@ type Core struct {
 	leaving     bool
 	leaveFrame  bucket.Frame
 	leaveAtTime time.Duration
-	left        bool
+
+	// Turns (Config.Turns): the current turn's first frame and length.
+	turnStart bucket.Frame
+	turnLen   int
+	left      bool
 
 	// Desync detection (desync.go).
 	hist          []frameRecord
@@ -176,6 +180,9 @@ func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
 	c.advanceClock(now)
 	own := c.table.Stream(c.self)
 	frame := max(c.frame+bucket.Frame(c.delay.Frames()), own.Seal()+1, c.executed+1)
+	if c.cfg.Turns.Ahead > 0 {
+		frame = max(own.Seal()+1, c.executed+1) // the first frame of a later turn
+	}
 	own.Append(bucket.Command{
 		Slot:    c.self,
 		Seq:     own.Next(),
@@ -329,23 +336,70 @@ func (c *Core) advanceClock(now time.Duration) {
 			pos = c.position(now)
 		}
 	}
+	ticked := false
 	if pos >= 0 {
 		if f := bucket.Frame(pos / c.cfg.Frame); f > c.frame {
 			c.frame = f
+			ticked = true
 			c.sampleLags(time.Duration(f) * c.cfg.Frame)
 		}
 	}
-	// Our seal: nothing further at or below frame+delay-1.
+	// Our seal: nothing further at or below frame+delay-1, or, with turns,
+	// below the turn our next command would go to.
 	own := c.table.Stream(c.self)
-	if seal := c.frame + bucket.Frame(c.delay.Frames()) - 1; seal > own.Seal() {
+	seal := c.frame + bucket.Frame(c.delay.Frames()) - 1
+	if c.cfg.Turns.Ahead > 0 {
+		seal = c.turnSeal()
+	}
+	if seal > own.Seal() {
 		own.SetSeal(seal)
 		c.sealAt = now
+	}
+	// Every frame tick goes out at once, seal changed or not: the others
+	// measure how far our frame clock lags theirs from it (a seal that
+	// stands still while the delay shrinks must not read as a late one).
+	if ticked {
 		for _, r := range c.peers {
 			if r != nil && !r.urgent {
 				r.urgent, r.urgentAt = true, now
 			}
 		}
 	}
+}
+
+// turnSeal advances the schedule of turns to the frame clock and returns
+// the seal it implies: the frame before the turn Ahead turns after the
+// current one.
+func (c *Core) turnSeal() bucket.Frame {
+	if c.turnLen == 0 {
+		c.turnLen = c.turnLength()
+	}
+	for c.frame >= c.turnStart+bucket.Frame(c.turnLen) {
+		c.turnStart += bucket.Frame(c.turnLen)
+		c.turnLen = c.turnLength()
+	}
+	ahead := c.cfg.Turns.Ahead * c.turnLen
+	c.stats.Delay = ahead
+	return c.turnStart + bucket.Frame(ahead) - 1
+}
+
+// turnLength returns the length of the next turn in frames: the configured
+// one, or the largest smoothed RTT to a live member in whole frames.
+func (c *Core) turnLength() int {
+	if c.cfg.Turns.Length > 0 {
+		return c.cfg.Turns.Length
+	}
+	var rtt time.Duration
+	for _, r := range c.peers {
+		if r != nil && c.live(r.slot) && r.rttN > 0 {
+			rtt = max(rtt, r.srtt)
+		}
+	}
+	if rtt == 0 {
+		return c.cfg.InitialDelay
+	}
+	n := int((rtt + c.cfg.Frame - 1) / c.cfg.Frame)
+	return max(1, min(n, c.cfg.MaxDelay/max(1, c.cfg.Turns.Ahead)))
 }
 
 // sampleLags records, at a frame tick at position tick, how far each
@@ -485,7 +539,7 @@ func seqAfter(s *bucket.Stream, frame bucket.Frame) uint32 {
 // updatePolicy resizes the delay from fresh measurements, at most once a
 // frame.
 func (c *Core) updatePolicy(now time.Duration) {
-	if c.cfg.FixedDelay > 0 || now-c.lastPolicy < c.cfg.Frame {
+	if now-c.lastPolicy < c.cfg.Frame {
 		return
 	}
 	c.lastPolicy = now
@@ -498,6 +552,9 @@ func (c *Core) updatePolicy(now time.Duration) {
 		if r.lags.Len() > 0 && (r.lagHigh == 0 || c.frame%10 == 0) {
 			r.lagHigh = r.lags.Percentile(99)
 		}
+	}
+	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+		return // the delay is not ours to adapt
 	}
 	var lag time.Duration
 	for _, r := range c.peers {

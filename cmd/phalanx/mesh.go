@@ -165,7 +165,7 @@ func (m *meshRun) memberArgs(index int) []string {
 	args := []string{"member",
 		"--peers", strconv.Itoa(f.peers), "--frames", strconv.Itoa(f.frames), "--seed", strconv.FormatUint(f.seed, 10),
 		"--profile", f.profile, "--sim", f.sim, "--frame-ms", strconv.Itoa(f.frameMS),
-		"--delay", strconv.Itoa(f.delay), "--budget", strconv.Itoa(f.budget), "--index", strconv.Itoa(index),
+		"--delay", strconv.Itoa(f.delay), "--budget", strconv.Itoa(f.budget), "--policy", f.policy, "--index", strconv.Itoa(index),
 		"--session", fmt.Sprintf("mesh-%d-%d", f.seed, os.Getpid()),
 	}
 	if f.record != "" {

@@ -26,6 +26,7 @@ type runFlags struct {
 	frameMS int
 	delay   int
 	budget  int
+	policy  string
 	record  string // directory of the replays to write, or ""
 }
 
@@ -37,7 +38,8 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.BoolVar(&f.json, "json", false, "print one JSON object as the last line")
 	fs.StringVar(&f.sim, "sim", "rts", "simulation: rts (examples/rts) or null (hashes what it steps)")
 	fs.IntVar(&f.frameMS, "frame-ms", 50, "frame length in milliseconds")
-	fs.IntVar(&f.delay, "delay", 0, "stamp commands this many frames ahead instead of adapting (0: adaptive)")
+	fs.IntVar(&f.delay, "delay", 0, "stamp commands this many frames ahead instead of adapting (0: adaptive; the same as --policy fixed:N)")
+	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N")
 	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
 	fs.StringVar(&f.record, "record", "", "write each member's replay to `DIR`/member-N.phx (creating DIR)")
 }
@@ -52,6 +54,9 @@ func (f *runFlags) check() error {
 		return fmt.Errorf("--frame-ms %d: want 1..1000", f.frameMS)
 	case f.delay < 0:
 		return fmt.Errorf("--delay %d: want 0 (adaptive) or more", f.delay)
+	}
+	if _, _, err := lockstep.ParsePolicy(f.policy, time.Duration(f.frameMS)*time.Millisecond); err != nil {
+		return fmt.Errorf("--policy: %w", err)
 	}
 	return nil
 }
@@ -86,9 +91,15 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 	if budget < 0 {
 		budget = uplinkCap(p)
 	}
+	frame := time.Duration(f.frameMS) * time.Millisecond
+	fixed, turns, _ := lockstep.ParsePolicy(f.policy, frame) // checked by check
+	if f.delay > 0 {
+		fixed = f.delay
+	}
 	return lockstep.Config{
-		Frame:      time.Duration(f.frameMS) * time.Millisecond,
-		FixedDelay: f.delay,
+		Frame:      frame,
+		FixedDelay: fixed,
+		Turns:      turns,
 		Budget:     budget,
 	}
 }

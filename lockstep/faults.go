@@ -54,6 +54,10 @@ func (c *Core) suspect(now time.Duration, m bucket.Slot, reason string) {
 	_ = now
 }
 
+// Listening reports whether the core still listens to member slot: it is
+// neither suspected, dropped nor gone after leaving.
+func (c *Core) Listening(slot bucket.Slot) bool { return int(slot) < c.cfg.Members && c.live(slot) }
+
 // live reports whether member p is one we listen to (not suspected; us
 // included).
 func (c *Core) live(p bucket.Slot) bool { return (c.suspected|c.gone)&(1<<p) == 0 }

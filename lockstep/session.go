@@ -9,11 +9,16 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
 // ErrTransportClosed is returned by Session.Run when the transport closes
 // its Incoming channel while the session runs.
 var ErrTransportClosed = errors.New("lockstep: transport closed")
+
+// ErrBusy is returned by Session.Broadcast when the session's goroutine has
+// not yet taken the datagrams broadcast before.
+var ErrBusy = errors.New("lockstep: session busy")
 
 // peerStatsEvery is how often Session refreshes its per-member figures.
 const peerStatsEvery = 250 * time.Millisecond
@@ -35,6 +40,13 @@ type SessionConfig struct {
 	OnStep func(frame bucket.Frame, commands []bucket.Command, sim Simulation)
 	// OnEvent, when set, is called from Run's goroutine for every event.
 	OnEvent func(Event)
+	// OnDatagram, when set, is called from Run's goroutine with every
+	// received datagram that is not a lockstep datagram (its first byte,
+	// the kind, is not wire.KindLockstep): the game's own traffic outside
+	// the lockstep agreement, such as dead-reckoned entity updates (kind
+	// wire.KindEntity). data is only valid during the call. Without it such
+	// datagrams are counted as malformed.
+	OnDatagram func(from bucket.Slot, data []byte)
 	// Logger receives the session's diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -46,6 +58,10 @@ type SessionStats struct {
 	Hash     uint64       // state hash after the newest frame stepped
 	Stepped  bucket.Frame // newest frame stepped, or -1
 	SendErrs int64        // datagrams the transport refused
+}
+
+type broadcastReq struct {
+	data []byte
 }
 
 type submitReq struct {
@@ -66,6 +82,7 @@ type Session struct {
 	core    *Core
 	clock   func() time.Duration
 	submits chan submitReq
+	casts   chan broadcastReq
 	leave   chan struct{}
 	done    chan struct{}
 	once    sync.Once
@@ -101,6 +118,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		core:    core,
 		clock:   clock,
 		submits: make(chan submitReq),
+		casts:   make(chan broadcastReq, 64),
 		leave:   make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -178,7 +196,7 @@ func (s *Session) Run(ctx context.Context) error {
 			if !ok {
 				return ErrTransportClosed
 			}
-			s.core.Receive(s.clock(), in.From, in.Data)
+			s.receive(in)
 			// Take whatever else has arrived before the next Ready.
 			for drained := false; !drained; {
 				select {
@@ -186,9 +204,20 @@ func (s *Session) Run(ctx context.Context) error {
 					if !ok {
 						return ErrTransportClosed
 					}
-					s.core.Receive(s.clock(), in.From, in.Data)
+					s.receive(in)
 				default:
 					drained = true
+				}
+			}
+		case c := <-s.casts:
+			for slot := range s.cfg.Core.Members {
+				to := bucket.Slot(slot)
+				if to != s.core.Self() && s.core.Listening(to) {
+					if err := s.cfg.Transport.Send(to, c.data); err != nil {
+						s.mu.Lock()
+						s.stats.SendErrs++
+						s.mu.Unlock()
+					}
 				}
 			}
 		case req := <-s.submits:
@@ -207,6 +236,43 @@ func (s *Session) Run(ctx context.Context) error {
 			default:
 			}
 		}
+	}
+}
+
+// receive hands one inbound datagram to the core, or to OnDatagram when it
+// is not a lockstep datagram.
+func (s *Session) receive(in Inbound) {
+	if len(in.Data) > 0 && wire.Kind(in.Data[0]) != wire.KindLockstep && s.cfg.OnDatagram != nil {
+		if s.core.Listening(in.From) {
+			s.cfg.OnDatagram(in.From, in.Data)
+		}
+		return
+	}
+	s.core.Receive(s.clock(), in.From, in.Data)
+}
+
+// Broadcast sends a datagram of the game's own (not a lockstep datagram: its
+// first byte must not be wire.KindLockstep) to every member the session
+// still listens to, unreliably, outside the lockstep agreement. data is
+// copied. It does not block; when Run is behind it drops the datagram and
+// returns ErrBusy. It returns ErrClosed once the session is over.
+func (s *Session) Broadcast(data []byte) error {
+	if len(data) == 0 || wire.Kind(data[0]) == wire.KindLockstep {
+		return fmt.Errorf("%w: Broadcast of an empty or lockstep datagram", ErrInvalidConfig)
+	}
+	if len(data) > wire.MaxDatagramSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrCommandTooLarge, len(data), wire.MaxDatagramSize)
+	}
+	select {
+	case <-s.done:
+		return ErrClosed
+	default:
+	}
+	select {
+	case s.casts <- broadcastReq{data: append([]byte(nil), data...)}:
+		return nil
+	default:
+		return ErrBusy
 	}
 }
 

@@ -16,10 +16,10 @@ type ScenarioConfig struct {
 	FrameRate int
 	// Seed chooses the path.
 	Seed uint64
-	// Network decides the fate of the n-th update sent (n counts from 0):
-	// its one-way delay, or that it is lost. Calls come in order of n. A
-	// negative delay counts as 0. Nil delivers every update at once.
-	Network func(n int) (delay time.Duration, lost bool)
+	// Network decides the fate of the n-th update sent (n counts from 0) at
+	// time at: its one-way delay, or that it is lost. Calls come in order of
+	// n. A negative delay counts as 0. Nil delivers every update at once.
+	Network func(n int, at time.Duration) (delay time.Duration, lost bool)
 	// Owner sets when the owner sends; its Predictor is also the
 	// receivers'.
 	Owner OwnerConfig
@@ -65,7 +65,7 @@ func RunScenario(cfg ScenarioConfig) map[Method]Metrics {
 		bytes  []byte
 	}
 	var (
-		path      = newPath(cfg.Seed)
+		path      = NewPath(cfg.Seed)
 		owner     = NewOwner[Vec2](cfg.Owner)
 		receivers [Cubic + 1]*Receiver[Vec2]
 		meters    [Cubic + 1]Meter[Vec2]
@@ -79,11 +79,11 @@ func RunScenario(cfg ScenarioConfig) map[Method]Metrics {
 	frames := int(cfg.Duration * time.Duration(cfg.FrameRate) / time.Second)
 	for i := 0; i <= frames; i++ {
 		now := time.Duration(i) * time.Second / time.Duration(cfg.FrameRate)
-		truth := path.advance(now)
+		truth := path.Advance(now)
 		if u, ok := owner.Observe(truth); ok {
 			delay, lost := time.Duration(0), false
 			if cfg.Network != nil {
-				delay, lost = cfg.Network(sent)
+				delay, lost = cfg.Network(sent, now)
 			}
 			if !lost {
 				inflight = append(inflight, datagram{now + max(delay, 0), sent, AppendUpdate(nil, u)})
@@ -126,9 +126,13 @@ func RunScenario(cfg ScenarioConfig) map[Method]Metrics {
 	return out
 }
 
-// path is the scenario's true motion: heading and speed integrated with the
-// midpoint rule in steps of at most pathStep.
-type path struct {
+// Path is a smooth, changing 2D motion from a seed: segments of random
+// length, each with its own turn rate and acceleration, integrated with the
+// midpoint rule in steps of at most pathStep. The scenario's owner follows
+// one, and games use it to move a cursor or a camera in demos. Two Paths
+// with the same seed move the same way. A Path is not safe for concurrent
+// use.
+type Path struct {
 	rng            splitmix
 	at             time.Duration
 	pos            Vec2
@@ -137,8 +141,9 @@ type path struct {
 	segmentEnd     time.Duration // when it ends
 }
 
-func newPath(seed uint64) *path {
-	p := &path{rng: splitmix{seed}}
+// NewPath returns the path of seed, starting at the origin at time 0.
+func NewPath(seed uint64) *Path {
+	p := &Path{rng: splitmix{seed}}
 	p.heading = 2 * math.Pi * p.rng.float()
 	p.speed = pathMinSpeed + (pathMaxSpeed-pathMinSpeed)*p.rng.float()
 	p.segment()
@@ -146,7 +151,7 @@ func newPath(seed uint64) *path {
 }
 
 // segment draws the next segment's turn rate, acceleration and length.
-func (p *path) segment() {
+func (p *Path) segment() {
 	p.turn = 0
 	if p.rng.float() >= 1.0/3 {
 		p.turn = pathMaxTurn * (2*p.rng.float() - 1)
@@ -156,8 +161,9 @@ func (p *path) segment() {
 	p.segmentEnd = p.at + length
 }
 
-// advance moves the path on to time to and returns its state there.
-func (p *path) advance(to time.Duration) State2 {
+// Advance moves the path on to time to and returns its state there. Time
+// never goes back: an earlier to returns the current state.
+func (p *Path) Advance(to time.Duration) State2 {
 	for p.at < to {
 		step := min(to-p.at, p.segmentEnd-p.at, pathStep)
 		dt := step.Seconds()

@@ -11,9 +11,9 @@ import (
 
 // jittery returns a Network whose delays are uniform in base ± jitter and
 // which loses each update with probability loss, independently.
-func jittery(seed uint64, base, jitter time.Duration, loss float64) func(int) (time.Duration, bool) {
+func jittery(seed uint64, base, jitter time.Duration, loss float64) func(int, time.Duration) (time.Duration, bool) {
 	r := splitmix{seed}
-	return func(int) (time.Duration, bool) {
+	return func(int, time.Duration) (time.Duration, bool) {
 		delay := base + time.Duration((2*r.float()-1)*float64(jitter))
 		return delay, r.float() < loss
 	}
@@ -31,15 +31,15 @@ const (
 	badLoss       = 0.13
 )
 
-func broadband(seed uint64) func(int) (time.Duration, bool) {
+func broadband(seed uint64) func(int, time.Duration) (time.Duration, bool) {
 	return jittery(seed+1000, 20*time.Millisecond, 3*time.Millisecond, 0.001)
 }
 
-func bad(seed uint64) func(int) (time.Duration, bool) {
+func bad(seed uint64) func(int, time.Duration) (time.Duration, bool) {
 	return jittery(seed+1000, badDelay, badJitter, badLoss)
 }
 
-func runTestScenario(seed uint64, network func(int) (time.Duration, bool)) map[Method]Metrics {
+func runTestScenario(seed uint64, network func(int, time.Duration) (time.Duration, bool)) map[Method]Metrics {
 	return RunScenario(ScenarioConfig{
 		Seed:     seed,
 		Network:  network,

@@ -6,6 +6,7 @@
 //
 // Commands:
 //
+//	bench    compare scheduling policies and transports on every network profile
 //	mesh     run members as separate processes over real QUIC on loopback
 //	peer     run one member over real QUIC, joining the others by multiaddr
 //	replay   verify and inspect replay files
@@ -32,6 +33,7 @@ type command struct {
 // commands maps each subcommand name to its implementation. Each file of this
 // package that adds a subcommand registers it in this table.
 var commands = map[string]command{
+	"bench":  {"compare scheduling policies and transports on every network profile", runBench},
 	"mesh":   {"run members as separate processes over real QUIC on loopback", runMesh},
 	"member": {"(internal) one member process of phalanx mesh", runMemberChild},
 	"peer":   {"run one member over real QUIC, joining the others by multiaddr", runPeer},

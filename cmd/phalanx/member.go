@@ -21,6 +21,7 @@ import (
 	libp2ppeer "github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/examples/rts/cursor"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
 	"github.com/phalanx-net/phalanx/peer"
@@ -239,11 +240,19 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	frames := bucket.Frame(mf.frames)
 
 	var mu sync.Mutex
+	// Cursors shared by dead reckoning, outside the lockstep agreement.
+	cursors := cursor.New(cursor.Config{Members: mf.peers, Self: int(sess.Self), Seed: sess.Seed.Uint64()})
+	sessionTime := func() time.Duration { return time.Since(sess.Start) }
 	finished := make(chan struct{})
 	var finishOnce sync.Once
 	sim := g.newSim(sess.Self)
 	s, err := lockstep.NewSession(lockstep.SessionConfig{
 		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: logger,
+		OnDatagram: func(from bucket.Slot, data []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = cursors.Receive(sessionTime(), int(from), data) // a malformed update is dropped
+		},
 		OnStep: func(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation) {
 			now := time.Now().UnixNano()
 			mu.Lock()
@@ -314,6 +323,11 @@ loop:
 		if pos <= 0 {
 			cur = bucket.Frame(-pos / frameLen)
 		}
+		if cur >= 0 {
+			mu.Lock()
+			cursors.Tick(sessionTime(), func(u []byte) { _ = s.Broadcast(u) })
+			mu.Unlock()
+		}
 		for ; next <= cur && next < frames; next++ {
 			for _, c := range g.commands(sess.Self, next) {
 				if _, err := s.Submit(ctx, c); err != nil {
@@ -340,6 +354,9 @@ loop:
 		}
 	}
 	res.Seconds = time.Since(measureFrom).Seconds()
+	mu.Lock()
+	res.Reckon = cursors.Metrics(sessionTime())
+	mu.Unlock()
 	res.CPUSeconds = cpuSeconds() - cpuAtStart
 	if rw != nil {
 		mu.Lock()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
+	"github.com/phalanx-net/phalanx/reckon"
 )
 
 // phalanx mesh runs every member as its own process over real QUIC on
@@ -50,23 +51,24 @@ type memberMsg struct {
 
 // memberResult is what one member measured.
 type memberResult struct {
-	Slot       int        `json:"slot"`
-	Index      int        `json:"index"` // the parent's number for the process
-	Completed  bool       `json:"completed"`
-	FinalHash  string     `json:"final_hash"`
-	Stepped    int64      `json:"stepped"`
-	Stalls     int64      `json:"stalls"`
-	Delay      int        `json:"delay"`
-	BytesUp    int64      `json:"bytes_up"`   // UDP payload plus 28 bytes per packet
-	BytesDown  int64      `json:"bytes_down"` // likewise
-	Packets    int64      `json:"packets_up"`
-	Seconds    float64    `json:"seconds"`     // how long it measured
-	CPUSeconds float64    `json:"cpu_seconds"` // CPU time the process used meanwhile
-	Submits    [][2]int64 `json:"submits"`     // seq, unix ns
-	Execs      [][3]int64 `json:"execs"`       // slot, seq, unix ns
-	OneWay     []float64  `json:"oneway_ms"`   // delays the network applied to its packets (a sample)
-	Events     []event    `json:"events"`
-	Error      string     `json:"error,omitempty"`
+	Slot       int                              `json:"slot"`
+	Index      int                              `json:"index"` // the parent's number for the process
+	Completed  bool                             `json:"completed"`
+	FinalHash  string                           `json:"final_hash"`
+	Stepped    int64                            `json:"stepped"`
+	Stalls     int64                            `json:"stalls"`
+	Delay      int                              `json:"delay"`
+	BytesUp    int64                            `json:"bytes_up"`   // UDP payload plus 28 bytes per packet
+	BytesDown  int64                            `json:"bytes_down"` // likewise
+	Packets    int64                            `json:"packets_up"`
+	Seconds    float64                          `json:"seconds"`     // how long it measured
+	CPUSeconds float64                          `json:"cpu_seconds"` // CPU time the process used meanwhile
+	Submits    [][2]int64                       `json:"submits"`     // seq, unix ns
+	Execs      [][3]int64                       `json:"execs"`       // slot, seq, unix ns
+	OneWay     []float64                        `json:"oneway_ms"`   // delays the network applied to its packets (a sample)
+	Events     []event                          `json:"events"`
+	Reckon     map[reckon.Method]reckon.Metrics `json:"reckon"`
+	Error      string                           `json:"error,omitempty"`
 }
 
 func runMesh(args []string, stdout, stderr io.Writer) int {
@@ -379,7 +381,11 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	submits := map[[2]int64]int64{} // (slot, seq) → submit time
 	execs := map[[2]int64][]int64{}
 	var oneway []time.Duration
+	var cursors []map[reckon.Method]reckon.Metrics
 	for _, res := range results {
+		if res.Reckon != nil {
+			cursors = append(cursors, res.Reckon)
+		}
 		r.Survivors = append(r.Survivors, res.Slot)
 		if res.Completed {
 			hashes[res.FinalHash] = append(hashes[res.FinalHash], res.Slot)
@@ -437,6 +443,7 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	r.OneWay.P50 = ms(locksteptest.Percentile(oneway, 50))
 	r.OneWay.P99 = ms(locksteptest.Percentile(oneway, 99))
 	r.Commands = len(lat)
+	r.Reckon = mergeReckon(cursors)
 	r.VirtualS = math.Round(secs*100) / 100
 	r.WallS = math.Round(wall.Seconds()*100) / 100
 	return r, ok

@@ -28,6 +28,11 @@ type runFlags struct {
 	budget  int
 	policy  string
 	record  string // directory of the replays to write, or ""
+	// transport is "datagram" or "stream" (locksteptest.Transport*);
+	// virtual says the command runs in virtual time, the only place the
+	// stream transport exists.
+	transport string
+	virtual   bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
@@ -42,6 +47,7 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N")
 	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
 	fs.StringVar(&f.record, "record", "", "write each member's replay to `DIR`/member-N.phx (creating DIR)")
+	fs.StringVar(&f.transport, "transport", locksteptest.TransportDatagram, "how commands travel: datagram (Phalanx: unreliable datagrams) or stream (a reliable ordered stream per pair of members: the baseline; virtual time only)")
 }
 
 func (f *runFlags) check() error {
@@ -57,6 +63,15 @@ func (f *runFlags) check() error {
 	}
 	if _, _, err := lockstep.ParsePolicy(f.policy, time.Duration(f.frameMS)*time.Millisecond); err != nil {
 		return fmt.Errorf("--policy: %w", err)
+	}
+	switch f.transport {
+	case locksteptest.TransportDatagram:
+	case locksteptest.TransportStream:
+		if !f.virtual {
+			return errors.New("--transport stream: the stream baseline exists only in virtual time (phalanx sim, phalanx bench); over real sockets members exchange QUIC datagrams")
+		}
+	default:
+		return fmt.Errorf("--transport %q: want datagram or stream", f.transport)
 	}
 	return nil
 }
@@ -96,18 +111,29 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 	if f.delay > 0 {
 		fixed = f.delay
 	}
-	return lockstep.Config{
+	cfg := lockstep.Config{
 		Frame:      frame,
 		FixedDelay: fixed,
 		Turns:      turns,
 		Budget:     budget,
 	}
+	if f.transport == locksteptest.TransportStream {
+		// A reliable stream loses nothing, it only delays: wait for it
+		// as a TCP session would, rather than drop a member stuck
+		// behind a retransmission after the datagram default of 5 s.
+		cfg.DropTimeout = streamDropTimeout
+	}
+	return cfg
 }
+
+// streamDropTimeout is how long members over the stream transport wait for
+// a silent member before dropping it.
+const streamDropTimeout = time.Minute
 
 func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("phalanx sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f runFlags
+	f := runFlags{virtual: true}
 	f.register(fs, 4, 600)
 	var ff faultFlags
 	ff.register(fs)
@@ -155,17 +181,18 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	res, err := locksteptest.Run(locksteptest.Config{
-		Members:  f.peers,
-		Frames:   f.frames,
-		Seed:     f.seed,
-		Profile:  profile,
-		Core:     f.coreConfig(profile),
-		NewSim:   g.newSim,
-		Commands: g.commands,
-		OnStep:   rec.hook(),
-		OnEvent:  rec.eventHook(),
-		Faults:   ff.faults,
-		Perturb:  g.perturb,
+		Members:   f.peers,
+		Frames:    f.frames,
+		Seed:      f.seed,
+		Profile:   profile,
+		Core:      f.coreConfig(profile),
+		NewSim:    g.newSim,
+		Commands:  g.commands,
+		OnStep:    rec.hook(),
+		OnEvent:   rec.eventHook(),
+		Faults:    ff.faults,
+		Perturb:   g.perturb,
+		Transport: f.transport,
 	})
 	wall := time.Since(start)
 	recErr := rec.finish()
@@ -179,6 +206,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep := newReport(&f, profile.Name, res, wall)
+	rep.Reckon = simulateCursors(&f, profile)
 	rep.print(stdout)
 	if f.json {
 		b, _ := json.Marshal(rep)
@@ -217,15 +245,16 @@ type report struct {
 		Up   float64 `json:"up"`
 		Down float64 `json:"down"`
 	} `json:"bytes_per_peer_per_s"`
-	Datagrams   float64 `json:"datagrams_per_peer_per_s"`
-	DelayFrames []int   `json:"delay_frames"`
-	Survivors   []int   `json:"survivors"`
-	Events      []event `json:"events"`
-	Sides       []side  `json:"sides,omitempty"`
-	Commands    int     `json:"commands"`
-	CPUPercent  float64 `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
-	VirtualS    float64 `json:"virtual_s"`
-	WallS       float64 `json:"wall_s"`
+	Datagrams   float64      `json:"datagrams_per_peer_per_s"`
+	DelayFrames []int        `json:"delay_frames"`
+	Survivors   []int        `json:"survivors"`
+	Events      []event      `json:"events"`
+	Sides       []side       `json:"sides,omitempty"`
+	Reckon      reckonReport `json:"reckon,omitempty"`
+	Commands    int          `json:"commands"`
+	CPUPercent  float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
+	VirtualS    float64      `json:"virtual_s"`
+	WallS       float64      `json:"wall_s"`
 }
 
 // event is one event a member saw, in the JSON of the contract.
@@ -348,5 +377,10 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "  CPU per member process: %.1f%% of one core\n", r.CPUPercent)
 	}
 	fmt.Fprintf(w, "  %.1f s of play in %.2f s\n", r.VirtualS, r.WallS)
+	for _, m := range []string{"snap", "linear", "quadratic", "cubic"} {
+		if mt, ok := r.Reckon[m]; ok {
+			fmt.Fprintf(w, "  cursors (dead reckoning, %-9s): %.2f updates/s, error mean %.3f p99 %.3f, largest jump %.3f\n", m, mt.UpdatesPerS, mt.ErrorMean, mt.ErrorP99, mt.MaxJump)
+		}
+	}
 	fmt.Fprintf(w, "%s; final hash %s\n", verdict, r.FinalHash)
 }

@@ -48,6 +48,15 @@ type Config struct {
 	// OnEvent, when set, is called with every event a member's core
 	// reports, as it reports it.
 	OnEvent func(slot bucket.Slot, e lockstep.Event)
+	// OnReceive, when set, is called with every datagram a member's core
+	// receives, as it receives it: over the stream transport, as the stream
+	// hands it on in order. data is valid only during the call.
+	OnReceive func(now time.Duration, from, to bucket.Slot, data []byte)
+	// Transport carries the cores' datagrams: "" or TransportDatagram, one
+	// unreliable datagram each; TransportStream, a reliable ordered stream
+	// per ordered pair of members (see Stream), whose retransmissions count
+	// in the members' Stats.Datagrams and Stats.BytesSent.
+	Transport string
 }
 
 // FaultKind says what a Fault does.
@@ -83,6 +92,7 @@ type Result struct {
 	Latencies []time.Duration // per command: submit to execution on the last survivor
 	OneWay    []time.Duration // per delivered datagram: send to arrival, queueing included
 	Lost      int64           // datagrams the network lost or dropped
+	Streams   []StreamStats   // over the stream transport: per member, its outgoing streams' counters summed
 }
 
 // Member is one member's view of a run.
@@ -107,6 +117,9 @@ const (
 	evDeliver
 	evSubmit
 	evFault
+	evSegment // stream transport: a segment reaches member to
+	evAck     // stream transport: member to learns that from has segment gen
+	evRTO     // stream transport: member to's timer for segment gen to from fires
 )
 
 type event struct {
@@ -115,7 +128,7 @@ type event struct {
 	kind  eventKind
 	to    bucket.Slot
 	from  bucket.Slot
-	gen   uint64 // evWake: the member's wake generation it was set for
+	gen   uint64 // evWake: the member's wake generation it was set for; stream events: the segment's sequence number
 	data  []byte
 	sent  time.Duration
 	fault int
@@ -184,6 +197,7 @@ type harness struct {
 	bufs      [][]byte
 	splitFrom time.Duration // a partition is in force in [splitFrom, splitTo)
 	splitTo   time.Duration
+	streams   *streamNet // the stream transport, or nil
 }
 
 // Run performs one virtual run.
@@ -211,8 +225,14 @@ func Run(cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("locksteptest: fault at frame %d", f.Frame)
 		}
 	}
+	if cfg.Transport != "" && cfg.Transport != TransportDatagram && cfg.Transport != TransportStream {
+		return nil, fmt.Errorf("locksteptest: unknown transport %q", cfg.Transport)
+	}
 	h := &harness{cfg: cfg, cmds: make(map[commandKey]*pending), res: &Result{Frames: cfg.Frames, Diverged: -1}}
 	root := rng.SeedFromUint64(cfg.Seed).PCG()
+	if cfg.Transport == TransportStream {
+		h.streams = newStreamNet(cfg.Members, cfg.Profile, root)
+	}
 	for i := range cfg.Members {
 		slot := bucket.Slot(i)
 		cc := cfg.Core
@@ -289,7 +309,15 @@ func Run(cfg Config) (*Result, error) {
 			}
 		case evDeliver:
 			h.res.OneWay = append(h.res.OneWay, h.now-e.sent)
+			if h.cfg.OnReceive != nil {
+				h.cfg.OnReceive(h.now, e.from, e.to, e.data)
+			}
 			m.core.Receive(h.now, e.from, e.data)
+		case evSegment, evAck, evRTO:
+			if !h.streamEvent(m, e) {
+				h.recycle(e)
+				continue
+			}
 		case evSubmit:
 			if _, err := m.core.Submit(h.now, e.data); err != nil {
 				if !errors.Is(err, lockstep.ErrClosed) {
@@ -365,7 +393,7 @@ func (h *harness) push(e *event) {
 }
 
 func (h *harness) recycle(e *event) {
-	if e.kind == evDeliver {
+	if e.kind == evDeliver || e.kind == evSegment {
 		h.bufs = append(h.bufs, e.data[:0])
 	}
 	*e = event{}
@@ -418,6 +446,10 @@ func (h *harness) transmit(m *member, d lockstep.Datagram) {
 		if d.Data = h.cfg.Tamper(h.now, m.slot, d.To, d.Data); d.Data == nil {
 			return
 		}
+	}
+	if h.streams != nil {
+		h.streamSend(m, d.To, d.Data)
+		return
 	}
 	size := len(d.Data) + m.core.Config().Overhead
 	depart, ok := m.uplink.Admit(h.now, size)
@@ -520,6 +552,9 @@ func (h *harness) finish() {
 		if m.active() {
 			h.res.Survivors = append(h.res.Survivors, m.slot)
 		}
+	}
+	if h.streams != nil {
+		h.streams.account(h.res)
 	}
 	// Group survivors by identical histories.
 	n := h.cfg.Frames

@@ -1,0 +1,164 @@
+// Package cursor shares each member's cursor in examples/rts by dead
+// reckoning: the cursor is not part of the deterministic game, so it does not
+// go through lockstep; its owner sends its state as unreliable, sequenced
+// entity updates (package reckon, datagram kind 0x02) and every other member
+// displays a smoothed prediction of it.
+//
+// Each member's cursor follows a smooth, changing path drawn from the
+// session seed and the member's slot (reckon.Path), so every member also
+// knows where every cursor truly is and can measure how far the display is
+// from the truth: the figures phalanx sim and phalanx mesh report as
+// "reckon". A member displays every other cursor with each of the four
+// convergence methods at once, only to compare them; a game would pick one.
+package cursor
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/reckon"
+)
+
+// Defaults of a Config's zero fields.
+const (
+	DefaultThreshold = 0.25                   // world units (tiles)
+	DefaultConverge  = 200 * time.Millisecond // convergence time
+)
+
+// Config configures a Share.
+type Config struct {
+	Members   int
+	Self      int
+	Seed      uint64        // the session seed: every member uses the same
+	Threshold float64       // prediction error that counts as a change; 0 means DefaultThreshold
+	Converge  time.Duration // 0 means DefaultConverge
+	Heartbeat time.Duration // longest silence of an owner; 0 means reckon.DefaultHeartbeat
+}
+
+// Share is one member's side of cursor sharing: its own cursor's owner and
+// the displays of the others'. It is not safe for concurrent use.
+type Share struct {
+	cfg     Config
+	paths   []*reckon.Path             // every member's true cursor path
+	owner   *reckon.Owner[reckon.Vec2] // our own cursor
+	display [][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2]
+	meters  [][reckon.Cubic + 1]reckon.Meter[reckon.Vec2]
+	truths  []reckon.State2
+	sent    int
+	start   time.Duration
+	started bool
+}
+
+// New returns the share of member cfg.Self.
+func New(cfg Config) *Share {
+	if cfg.Threshold == 0 {
+		cfg.Threshold = DefaultThreshold
+	}
+	if cfg.Converge == 0 {
+		cfg.Converge = DefaultConverge
+	}
+
+	s := &Share{
+		cfg:     cfg,
+		owner:   reckon.NewOwner[reckon.Vec2](reckon.OwnerConfig{Entity: uint64(cfg.Self), Predictor: reckon.ConstantAcceleration, Threshold: cfg.Threshold, Heartbeat: cfg.Heartbeat}),
+		display: make([][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2], cfg.Members),
+		meters:  make([][reckon.Cubic + 1]reckon.Meter[reckon.Vec2], cfg.Members),
+		truths:  make([]reckon.State2, cfg.Members),
+	}
+	for m := range cfg.Members {
+		s.paths = append(s.paths, reckon.NewPath(PathSeed(cfg.Seed, m)))
+		for k := range s.display[m] {
+			s.display[m][k] = reckon.NewReceiver[reckon.Vec2](reckon.Smoothing{
+				Predictor: reckon.ConstantAcceleration, Method: reckon.Method(k), Converge: cfg.Converge,
+			})
+		}
+	}
+	return s
+}
+
+// PathSeed returns the seed of member's cursor path in a session of seed.
+func PathSeed(seed uint64, member int) uint64 {
+	return seed ^ (uint64(member)+1)*0x9e3779b97f4a7c15
+}
+
+// Tick moves the cursors to time now (the session's frame clock: time since
+// frame 0, the same on every member), sends our cursor's update through send
+// when the owner policy asks for one, and takes a frame of every display's
+// measurements.
+func (s *Share) Tick(now time.Duration, send func(update []byte)) {
+	if !s.started {
+		s.started, s.start = true, now
+	}
+	for m, p := range s.paths {
+		s.truths[m] = p.Advance(now)
+	}
+	truth := s.truths[s.cfg.Self]
+	if u, ok := s.owner.Observe(truth); ok {
+		send(reckon.AppendUpdate(nil, u))
+		s.sent++
+	}
+	for m := range s.display {
+		if m == s.cfg.Self {
+			continue
+		}
+		for k, r := range s.display[m] {
+			if r.Started() {
+				s.meters[m][k].Frame(now, r.At(now).Pos, s.truths[m].Pos)
+			}
+		}
+	}
+}
+
+// Receive takes an entity update datagram from member from, received at
+// now. It returns the decoding error of a malformed update.
+func (s *Share) Receive(now time.Duration, from int, data []byte) error {
+	u, err := reckon.ParseUpdate[reckon.Vec2](data)
+	if err != nil {
+		return err
+	}
+	if from < 0 || from >= s.cfg.Members || from == s.cfg.Self || u.Entity != uint64(from) {
+		return nil // not a cursor we display
+	}
+	for _, r := range s.display[from] {
+		r.Receive(now, u)
+	}
+	return nil
+}
+
+// Metrics returns, per convergence method, this member's measurements over
+// the other members' cursors at time now: the updates per second of one
+// entity (our own cursor's; every cursor follows the same policy), the mean
+// and 99th percentile error averaged over the cursors, and the largest jump.
+func (s *Share) Metrics(now time.Duration) map[reckon.Method]reckon.Metrics {
+	out := make(map[reckon.Method]reckon.Metrics)
+	for k := range reckon.Cubic + 1 {
+		var agg reckon.Metrics
+		n := 0
+		for m := range s.meters {
+			if m == s.cfg.Self {
+				continue
+			}
+			mt := s.meters[m][k].Metrics()
+			agg.ErrorMean += mt.ErrorMean
+			agg.ErrorP99 += mt.ErrorP99
+			agg.MaxJump = max(agg.MaxJump, mt.MaxJump)
+			agg.MaxKink = max(agg.MaxKink, mt.MaxKink)
+			n++
+		}
+		if n > 0 {
+			agg.ErrorMean /= float64(n)
+			agg.ErrorP99 /= float64(n)
+		}
+		agg.UpdatesPerS = s.UpdatesPerSecond(now)
+		out[reckon.Method(k)] = agg
+	}
+	return out
+}
+
+// UpdatesPerSecond returns how many updates per second our own cursor sent
+// over the time ticked.
+func (s *Share) UpdatesPerSecond(now time.Duration) float64 {
+	if d := (now - s.start).Seconds(); d > 0 {
+		return float64(s.sent) / d
+	}
+	return 0
+}

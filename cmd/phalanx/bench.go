@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -171,19 +170,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "phalanx bench: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if err := f.check(); err != nil {
-		fmt.Fprintln(stderr, "phalanx bench:", err)
-		return 2
+	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
+		return code
 	}
 	start := time.Now()
 	res := f.run(stderr)

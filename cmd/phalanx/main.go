@@ -17,6 +17,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -79,4 +81,25 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `run "phalanx <command> -h" for the flags of one command`)
+}
+
+// parseFlags parses a command's flags, refuses positional arguments and runs
+// check. It returns -1 when the command should go on, or the exit code: 0
+// after -h, 2 after a usage error (printed to the flag set's output).
+func parseFlags(fs *flag.FlagSet, args []string, check func() error) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2
+	}
+	if err := check(); err != nil {
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		return 2
+	}
+	return -1
 }

@@ -78,19 +78,17 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	check := func() error {
+		if err := mf.check(); err != nil {
+			return err
 		}
-		return 2
+		if !mesh && !mf.mdns && len(mf.join) != mf.peers-1 {
+			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
+		}
+		return nil
 	}
-	if err := mf.check(); err != nil {
-		fmt.Fprintf(stderr, "phalanx %s: %v\n", name, err)
-		return 2
-	}
-	if !mesh && !mf.mdns && len(mf.join) != mf.peers-1 {
-		fmt.Fprintf(stderr, "phalanx %s: %d members need %d --join addresses (or --mdns), got %d\n", name, mf.peers, mf.peers-1, len(mf.join))
-		return 2
+	if code := parseFlags(fs, args, check); code >= 0 {
+		return code
 	}
 	if path := os.Getenv("PHALANX_CPUPROFILE"); path != "" {
 		// A CPU profile of this member, for looking into its costs.

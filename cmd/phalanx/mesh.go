@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -89,19 +88,8 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "phalanx mesh: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if err := f.check(); err != nil {
-		fmt.Fprintln(stderr, "phalanx mesh:", err)
-		return 2
+	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
+		return code
 	}
 	if f.delay > 0 || f.budget >= 0 {
 		// Accepted for symmetry with sim; passed on to the members.

@@ -144,19 +144,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "phalanx sim: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if err := f.check(); err != nil {
-		fmt.Fprintln(stderr, "phalanx sim:", err)
-		return 2
+	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
+		return code
 	}
 	if err := ff.check(f.peers, f.frames); err != nil {
 		fmt.Fprintln(stderr, "phalanx sim:", err)

@@ -201,17 +201,7 @@ func (p *Packet) Length() int {
 		n += 2 + uvarintLen(uint64(p.Echo.Hold))
 	}
 	if len(p.Commands) > 0 {
-		n += uvarintLen(uint64(len(p.Commands)))
-		prev := p.Seal
-		for i, c := range p.Commands {
-			if i == 0 {
-				n += uvarintLen(zigzag(int64(c.Frame - prev)))
-			} else {
-				n += uvarintLen(uint64(c.Frame - prev))
-			}
-			prev = c.Frame
-			n += uvarintLen(uint64(len(c.Payload))) + len(c.Payload)
-		}
+		n += commandsLength(p.Seal, p.Commands)
 	}
 	if p.HasHash {
 		n += uvarintLen(frameCode(p.Hash.Frame)) + 16
@@ -227,22 +217,47 @@ func (p *Packet) Length() int {
 	}
 	if p.HasRelay {
 		r := &p.Relay
-		n += 1 + uvarintLen(uint64(r.First)) + uvarintLen(frameCode(r.Seal)) + uvarintLen(uint64(len(r.Commands)))
-		prev := r.Seal
-		for i, c := range r.Commands {
-			if i == 0 {
-				n += uvarintLen(zigzag(int64(c.Frame - prev)))
-			} else {
-				n += uvarintLen(uint64(c.Frame - prev))
-			}
-			prev = c.Frame
-			n += uvarintLen(uint64(len(c.Payload))) + len(c.Payload)
-		}
+		n += 1 + uvarintLen(uint64(r.First)) + uvarintLen(frameCode(r.Seal)) + commandsLength(r.Seal, r.Commands)
 	}
 	if p.HasDetail {
 		d := &p.Detail
 		n += uvarintLen(frameCode(d.Start)) + uvarintLen(uint64(len(d.Frames))) + 16*len(d.Frames) +
 			uvarintLen(uint64(len(d.Sections))) + 8*len(d.Sections)
+	}
+	return n
+}
+
+// appendCommands appends a command list: its count, then each command's
+// frame (the first as a zigzag delta from base, the others as deltas from the
+// previous command), payload length and payload.
+func appendCommands(b []byte, base bucket.Frame, cmds []Command) []byte {
+	b = binary.AppendUvarint(b, uint64(len(cmds)))
+	prev := base
+	for i, c := range cmds {
+		if i == 0 {
+			b = binary.AppendUvarint(b, zigzag(int64(c.Frame-prev)))
+		} else {
+			b = binary.AppendUvarint(b, uint64(c.Frame-prev))
+		}
+		prev = c.Frame
+		b = binary.AppendUvarint(b, uint64(len(c.Payload)))
+		b = append(b, c.Payload...)
+	}
+	return b
+}
+
+// commandsLength returns the bytes appendCommands writes.
+func commandsLength(base bucket.Frame, cmds []Command) int {
+	n := uvarintLen(uint64(len(cmds)))
+	prev := base
+	for i, c := range cmds {
+		if i == 0 {
+			n += uvarintLen(zigzag(int64(c.Frame - prev)))
+		} else {
+			n += uvarintLen(uint64(c.Frame - prev))
+		}
+		prev = c.Frame
+		n += uvarintLen(uint64(len(c.Payload))) + len(c.Payload)
 	}
 	return n
 }
@@ -289,18 +304,7 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(p.Echo.Hold))
 	}
 	if len(p.Commands) > 0 {
-		b = binary.AppendUvarint(b, uint64(len(p.Commands)))
-		prev := p.Seal
-		for i, c := range p.Commands {
-			if i == 0 {
-				b = binary.AppendUvarint(b, zigzag(int64(c.Frame-prev)))
-			} else {
-				b = binary.AppendUvarint(b, uint64(c.Frame-prev))
-			}
-			prev = c.Frame
-			b = binary.AppendUvarint(b, uint64(len(c.Payload)))
-			b = append(b, c.Payload...)
-		}
+		b = appendCommands(b, p.Seal, p.Commands)
 	}
 	if p.HasHash {
 		b = binary.AppendUvarint(b, frameCode(p.Hash.Frame))
@@ -324,18 +328,7 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 		b = append(b, byte(r.Member))
 		b = binary.AppendUvarint(b, uint64(r.First))
 		b = binary.AppendUvarint(b, frameCode(r.Seal))
-		b = binary.AppendUvarint(b, uint64(len(r.Commands)))
-		prev := r.Seal
-		for i, c := range r.Commands {
-			if i == 0 {
-				b = binary.AppendUvarint(b, zigzag(int64(c.Frame-prev)))
-			} else {
-				b = binary.AppendUvarint(b, uint64(c.Frame-prev))
-			}
-			prev = c.Frame
-			b = binary.AppendUvarint(b, uint64(len(c.Payload)))
-			b = append(b, c.Payload...)
-		}
+		b = appendCommands(b, r.Seal, r.Commands)
 	}
 	if p.HasDetail {
 		d := &p.Detail

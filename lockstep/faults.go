@@ -40,6 +40,7 @@ func (c *Core) suspect(now time.Duration, m bucket.Slot, reason string) {
 		return
 	}
 	c.suspected |= bit
+	c.peers[m].suspectedAt = now
 	s := c.table.Stream(m)
 	c.held[m] = s.Seal()
 	if c.reports[m] == nil {
@@ -51,7 +52,6 @@ func (c *Core) suspect(now time.Duration, m bucket.Slot, reason string) {
 	c.reports[m][c.self] = s.Seal()
 	c.reasons[m] = reason
 	c.cfg.Logger.Info("lockstep: stopped listening to a member", "member", m, "reason", reason, "held", s.Seal())
-	_ = now
 }
 
 // Listening reports whether the core still listens to member slot: it is

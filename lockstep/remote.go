@@ -40,6 +40,9 @@ type remote struct {
 	maxClock    time.Duration // the furthest frame-clock position heard from it
 	reportedLag time.Duration // its report of how far our clock, as it last heard it, lags its own at its frame ticks
 
+	// When we stopped listening to it.
+	suspectedAt time.Duration
+
 	// Datagrams we sent it acknowledging its whole stream up to its leave.
 	leaveAcks int
 

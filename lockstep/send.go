@@ -85,6 +85,18 @@ func (c *Core) send(now time.Duration) {
 		}
 		c.sendTo(now, r)
 	}
+	// A member we stopped listening to may still be listening to us: tell it,
+	// every MaxInterval for a drop timeout, so that it stops listening to us
+	// too rather than waiting for our seals (the membership view in these
+	// datagrams names it).
+	for _, r := range c.peers {
+		if r == nil || c.suspected&(1<<r.slot) == 0 || now-r.suspectedAt > c.cfg.DropTimeout {
+			continue
+		}
+		if now-r.lastSend >= c.cfg.MaxInterval && c.affordable() {
+			c.sendTo(now, r)
+		}
+	}
 }
 
 // sendTo builds one datagram for r, or several when its unacknowledged

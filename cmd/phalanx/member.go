@@ -39,6 +39,7 @@ type memberFlags struct {
 	mdns      bool
 	packetLog string
 	mesh      bool // driven by phalanx mesh over stdin and stdout
+	showAddr  bool
 }
 
 func (mf *memberFlags) register(fs *flag.FlagSet) {
@@ -53,7 +54,11 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&mf.key, "key", "", "identity key file (created if missing; empty: a fresh identity)")
 	fs.BoolVar(&mf.mdns, "mdns", false, "find the other members on the LAN with mDNS instead of --join")
 	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per datagram to `FILE`")
+	fs.BoolVar(&mf.showAddr, "show-addr", false, "print this member's address (for the others' --join) and exit; use with --key and a fixed --listen port")
 }
+
+// errShowAddr ends a member that was only asked for its address.
+var errShowAddr = errors.New("address shown")
 
 // runPeer is phalanx peer: one member, joining the others by multiaddr.
 func runPeer(args []string, stdout, stderr io.Writer) int {
@@ -82,7 +87,7 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if err := mf.check(); err != nil {
 			return err
 		}
-		if !mesh && !mf.mdns && len(mf.join) != mf.peers-1 {
+		if !mesh && !mf.mdns && !mf.showAddr && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
 		return nil
@@ -105,6 +110,9 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := runMember(ctx, &mf, stdout, stderr)
+	if errors.Is(err, errShowAddr) {
+		return 0
+	}
 	if err != nil {
 		res.Error = err.Error()
 	}
@@ -141,10 +149,14 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	for _, a := range host.Addrs() {
 		addrs = append(addrs, a.String())
 	}
-	if mf.mesh {
+	switch {
+	case mf.mesh:
 		b, _ := json.Marshal(memberMsg{Type: "addrs", Addrs: addrs})
 		fmt.Fprintln(stdout, string(b))
-	} else {
+	case mf.showAddr:
+		fmt.Fprintln(stdout, addrs[0])
+		return res, errShowAddr
+	default:
 		fmt.Fprintf(stdout, "listening on %s\n", addrs[0])
 	}
 

@@ -5,7 +5,11 @@ package rts_test
 //
 //	go run ./cmd/phalanx sim --peers 4 --frames 1200 --profile bad --record DIR
 //
-// and copied as testdata/bad-4peers-member-N.phx. Re-record them (and
+// and copied as testdata/bad-4peers-member-N.phx, and over real QUIC with
+//
+//	go run ./cmd/phalanx mesh --peers 4 --frames 400 --profile bad --record DIR
+//
+// copied as testdata/mesh-bad-4peers-member-N.phx. Re-record them (and
 // increment SimVersion, see version.go) whenever the rules change.
 
 import (
@@ -101,7 +105,11 @@ func TestReplayFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n(if the rules changed on purpose, increment rts.SimVersion and re-record testdata/*.phx)", err)
 			}
-			if !res.Ended || res.End.Reason != replay.EndCompleted || res.Frames != 1200 || res.Checkpoints != 60 || res.Sections != 5*60 {
+			frames := 1200 // the sim fixtures
+			if strings.HasPrefix(filepath.Base(name), "mesh-") {
+				frames = 400
+			}
+			if !res.Ended || res.End.Reason != replay.EndCompleted || res.Frames != frames || res.Checkpoints != frames/20 || res.Sections != 5*frames/20 {
 				t.Errorf("result %+v", res)
 			}
 		})
@@ -144,8 +152,19 @@ func decodeReplay(t *testing.T, data []byte) replayContent {
 // recorded the same buckets, checkpoints and end, and headers that differ
 // only in the recording member's slot.
 func TestReplayFixturesAgree(t *testing.T) {
+	sessions := map[string][]string{} // recordings by session: the name before "-member-"
+	for _, name := range replayFixtures(t) {
+		session, _, _ := strings.Cut(filepath.Base(name), "-member-")
+		sessions[session] = append(sessions[session], name)
+	}
+	for session, names := range sessions {
+		t.Run(session, func(t *testing.T) { checkFixturesAgree(t, names) })
+	}
+}
+
+func checkFixturesAgree(t *testing.T, names []string) {
 	var first replayContent
-	for i, name := range replayFixtures(t) {
+	for i, name := range names {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

@@ -56,7 +56,7 @@ type Config struct {
 
 	MaxCommandSize  int // largest command payload accepted by Submit (default 1 KiB)
 	MaxDatagramSize int // largest datagram produced (default and maximum wire.MaxDatagramSize)
-	Window          int // how many frames past its executed frame a member accepts commands and seals (default 1200)
+	Window          int // how many frames past its executed frame a member accepts commands and seals (default 1200, or more to exceed the drop timeout plus MaxDelay)
 
 	MinInterval time.Duration // shortest gap between repeats to one member (default half a frame: the seal changes once a frame)
 	MaxInterval time.Duration // longest silence towards a member: a keep-alive is sent after it (default 250 ms)
@@ -140,12 +140,15 @@ func (c *Config) applyDefaults() error {
 	def(&c.InitialDelay, max(c.MinDelay, min(DefaultInitialDelay, c.MaxDelay)))
 	def(&c.MaxCommandSize, DefaultMaxCommandSize)
 	def(&c.MaxDatagramSize, wire.MaxDatagramSize)
-	def(&c.Window, DefaultWindow)
+	defDur(&c.DropTimeout, DefaultDropTimeout)
+	if c.Frame > 0 {
+		// The window must outlast a stall on a silent member (see below).
+		def(&c.Window, max(DefaultWindow, int(c.DropTimeout/c.Frame)+c.MaxDelay+1))
+	}
 	defDur(&c.MinInterval, c.Frame/2)
 	defDur(&c.MaxInterval, DefaultMaxInterval)
 	defDur(&c.Margin, DefaultMargin)
 	def(&c.Overhead, wire.Overhead)
-	defDur(&c.DropTimeout, DefaultDropTimeout)
 	def(&c.HashInterval, DefaultHashInterval)
 	def(&c.HashHistory, DefaultHashHistory)
 	switch {
@@ -171,6 +174,11 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("%w: send intervals [%v, %v]", ErrInvalidConfig, c.MinInterval, c.MaxInterval)
 	case c.DropTimeout < 10*c.Frame:
 		return fmt.Errorf("%w: drop timeout %v shorter than ten frames", ErrInvalidConfig, c.DropTimeout)
+	case c.Window <= int(c.DropTimeout/c.Frame)+c.MaxDelay:
+		// Members stalled on a silent one keep sealing ahead with their
+		// clocks; until the timeout drops it, those seals must stay within
+		// each other's windows.
+		return fmt.Errorf("%w: window %d frames not larger than the drop timeout (%d frames) plus the maximum delay %d", ErrInvalidConfig, c.Window, int(c.DropTimeout/c.Frame), c.MaxDelay)
 	case c.HashInterval < 1 || c.HashHistory < 4*max(c.HashInterval, detailFrames):
 		return fmt.Errorf("%w: hash interval %d with history %d (want history at least 4 intervals and 64 frames)", ErrInvalidConfig, c.HashInterval, c.HashHistory)
 	case c.Budget < 0 || c.Overhead < 0:

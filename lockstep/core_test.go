@@ -452,7 +452,8 @@ func TestNewCoreAcceptsBoundaries(t *testing.T) {
 		{"delay bounds equal", func(c *lockstep.Config) { c.MinDelay, c.MaxDelay = 3, 3 }},
 		{"smallest datagram, largest command for it", func(c *lockstep.Config) { c.MaxDatagramSize, c.MaxCommandSize = 200, 100 }},
 		{"largest command for the default datagram", func(c *lockstep.Config) { c.MaxCommandSize = wire.MaxDatagramSize - 100 }},
-		{"window exactly twice the max delay", func(c *lockstep.Config) { c.Window = 2 * lockstep.DefaultMaxDelay }},
+		{"window exactly twice the max delay", func(c *lockstep.Config) { c.Window = 2 * lockstep.DefaultMaxDelay; c.DropTimeout = time.Second }},
+		{"window just past drop timeout and max delay", func(c *lockstep.Config) { c.Window = 100 + lockstep.DefaultMaxDelay + 1 }},
 		{"budget exactly two full datagrams a second", func(c *lockstep.Config) { c.Budget = 2 * (wire.MaxDatagramSize + wire.Overhead) }},
 		{"min interval equal to max interval", func(c *lockstep.Config) { c.MinInterval, c.MaxInterval = 40*time.Millisecond, 40*time.Millisecond }},
 	}
@@ -1388,5 +1389,41 @@ func TestDeadlineOutOfBudget(t *testing.T) {
 	}
 	if len(bugs) > 0 {
 		t.Fatalf("with Budget set, Deadline can lie past the next frame tick: %s", strings.Join(bugs, "; "))
+	}
+}
+
+// A relay must stay within what its sender's own membership view says it
+// holds of the suspect: a forged seal is a violation, not a promise.
+func TestRelayBeyondTheRelayersViewIsAViolation(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		relay wire.Relay
+		view  wire.MemberView
+	}{
+		{"seal beyond its view", wire.Relay{Member: 2, First: 0, Seal: 1<<40 - 1}, wire.MemberView{Held: -1, Seal: -1, Next: 0, Last: 100}},
+		{"seal beyond the window", wire.Relay{Member: 2, First: 0, Seal: 5000}, wire.MemberView{Held: 5000, Seal: 5000, Next: 0, Last: 5000}},
+		{"commands beyond its view", wire.Relay{Member: 2, First: 0, Seal: 3, Commands: []wire.Command{{Frame: 5}}}, wire.MemberView{Held: 3, Seal: 3, Next: 0, Last: 3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCore(t, memberConfig(3, 0), 0)
+			p := wire.Packet{Session: testSession, From: 1, Seal: 3, AckSeal: -1, HasMembership: true,
+				Membership: wire.Membership{Suspected: 1 << 2, Views: []wire.MemberView{tt.view}},
+				HasRelay:   true, Relay: tt.relay}
+			b, err := p.Append(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Receive(time.Millisecond, 1, b)
+			rd := c.Ready(time.Second)
+			var violation bool
+			for _, e := range rd.Events {
+				if e.Type == lockstep.EventViolation && e.Member == 1 && strings.HasPrefix(e.Detail, "relay") {
+					violation = true
+				}
+			}
+			if !violation || c.Executed() > 20 {
+				t.Fatalf("events %v, executed %d: want a relay violation of member 1 and no frames past its seal", rd.Events, c.Executed())
+			}
+		})
 	}
 }

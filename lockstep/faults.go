@@ -115,15 +115,37 @@ func (c *Core) onMembership(now time.Duration, r *remote, m *wire.Membership) {
 	}
 }
 
-// onRelay takes in commands of a suspect relayed by member r.
+// onRelay takes in commands of a suspect relayed by member r. A relay must
+// stay within what r's own membership view says it holds of the suspect, and
+// within the window; anything else is a violation. (A member that lies about
+// another's commands within those bounds cannot be caught here, as commands
+// carry no signature of their author; the members' input hashes then differ
+// and every member reports the desync.)
 func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 	m := rl.Member
 	if int(m) >= c.cfg.Members || m == c.self || c.live(m) || c.finalized&(1<<m) != 0 {
 		return // not one we are dropping: nothing to learn
 	}
+	n := uint32(len(rl.Commands))
+	limit := c.executed + c.window.Ahead
+	switch {
+	case !r.hasView || r.mask&(1<<m) == 0:
+		c.violation(now, r.slot, "relay", fmt.Sprintf("relays member %d without naming it in its membership view", m))
+		return
+	case rl.First > ^uint32(0)-n || rl.First+n > r.views[m].Next || rl.Seal > r.views[m].Seal:
+		c.violation(now, r.slot, "relay", fmt.Sprintf("relays member %d beyond what it holds (seal %d, next %d)", m, r.views[m].Seal, r.views[m].Next))
+		return
+	case rl.Seal > limit:
+		c.violation(now, r.slot, "relay", fmt.Sprintf("relayed seal %d of member %d outside the window (executed %d)", rl.Seal, m, c.executed))
+		return
+	}
 	s := c.table.Stream(m)
 	for i, wc := range rl.Commands {
 		seq := rl.First + uint32(i)
+		if wc.Frame > limit {
+			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d at frame %d outside the window", seq, m, wc.Frame))
+			return
+		}
 		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
 		if seq >= s.Next() {
 			cmd.Payload = append([]byte(nil), wc.Payload...)
@@ -133,7 +155,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 			return
 		}
 	}
-	s.Promise(rl.Seal, rl.First+uint32(len(rl.Commands)))
+	s.Promise(rl.Seal, rl.First+n)
 }
 
 // candidate returns our candidate for suspect m's last frame, or

@@ -177,16 +177,18 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			fmt.Fprintln(m.stderr, "phalanx mesh:", err)
+			m.abort()
 			return 1
 		}
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			fmt.Fprintln(m.stderr, "phalanx mesh:", err)
+			m.abort()
 			return 1
 		}
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(m.stderr, "phalanx mesh: starting a member:", err)
-			m.stopAll()
+			m.abort()
 			return 1
 		}
 		p := &meshProc{index: i, cmd: cmd, stdin: stdin, slot: -1}
@@ -294,6 +296,15 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		return 1
 	}
 	return 0
+}
+
+// abort kills the member processes started so far and waits for them.
+func (m *meshRun) abort() {
+	m.stopAll()
+	for _, p := range m.procs {
+		_ = p.cmd.Wait()
+		p.stdin.Close()
+	}
 }
 
 func (m *meshRun) stopAll() {

@@ -314,6 +314,11 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	next := bucket.Frame(0)
 	lastProgress := time.Time{}
 	measureFrom := time.Now()
+	var (
+		playing          bool
+		playFrom         time.Time
+		upFrom, downFrom int64
+	)
 	cpuAtStart := cpuSeconds()
 	var runErrV error
 loop:
@@ -352,7 +357,16 @@ loop:
 			lastProgress = time.Now()
 			st := s.Stats()
 			up, down, _ := wireBytes(tr)
-			secs := max(time.Since(measureFrom).Seconds(), 1e-3)
+			// Rates of the play itself: from frame 0 on, not the lobby's and
+			// the handshakes' bytes before it.
+			if !playing && pos <= 0 {
+				playing, playFrom, upFrom, downFrom = true, time.Now(), up, down
+			}
+			secs := max(time.Since(playFrom).Seconds(), 1e-3)
+			up, down = up-upFrom, down-downFrom
+			if !playing {
+				up, down = 0, 0
+			}
 			var rtt time.Duration
 			for _, p := range st.Peers {
 				rtt = max(rtt, p.RTT)

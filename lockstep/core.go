@@ -58,7 +58,8 @@ type Core struct {
 	sealAt   time.Duration // when our seal last advanced
 	closed   bool
 
-	tokens     int64 // budget tokens in byte-nanoseconds per second
+	tokens     int64         // budget tokens in byte-nanoseconds per second
+	refilled   time.Duration // when tokens were last refilled
 	waits      *bucket.Samples
 	lastPolicy time.Duration
 

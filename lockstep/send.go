@@ -68,8 +68,8 @@ func (c *Core) refill(dt time.Duration) {
 // send builds the datagrams due now, oldest-waiting member first, within the
 // budget.
 func (c *Core) send(now time.Duration) {
-	c.refill(now - c.stats.lastRefill)
-	c.stats.lastRefill = now
+	c.refill(now - c.refilled)
+	c.refilled = now
 	n := len(c.peers)
 	start := int(c.stats.Datagrams) % n
 	for k := range n {

@@ -30,8 +30,6 @@ type Stats struct {
 	Foreign           int64 // received datagrams of another session or sender
 	Violations        int64 // protocol violations seen
 	Ignored           int64 // received datagrams of members we no longer listen to
-
-	lastRefill time.Duration
 }
 
 // PeerStats is what one member knows of its path to another.

@@ -302,16 +302,7 @@ func (r *benchRun) measure(f *runFlags) {
 		return
 	}
 	start := time.Now()
-	res, err := locksteptest.Run(locksteptest.Config{
-		Members:   f.peers,
-		Frames:    f.frames,
-		Seed:      f.seed,
-		Profile:   profile,
-		Core:      f.coreConfig(profile),
-		NewSim:    g.newSim,
-		Commands:  g.commands,
-		Transport: f.transport,
-	})
+	res, err := locksteptest.Run(f.harnessConfig(profile, g))
 	if err != nil {
 		r.Error = err.Error()
 		if res == nil {
@@ -803,22 +794,8 @@ func (s *svgPlot) axes(fr frame, xlabel, ylabel string, yfmt func(float64) strin
 		s.line(fr.px(x), fr.y0, fr.px(x), fr.y1, "#e6e6e6", 1, "")
 		s.text(fr.px(x), fr.y1+16, "middle", 11, "#444", fmtTick(x), "")
 	}
-	if fr.log {
-		for e := fr.ymin; e <= fr.ymax; e++ {
-			y := fr.py(math.Pow(10, e))
-			s.line(fr.x0, y, fr.x1, y, "#e6e6e6", 1, "")
-			s.text(fr.x0-6, y+4, "end", 11, "#444", yfmt(math.Pow(10, e)), "")
-		}
-	} else {
-		ystep := niceStep(fr.ymax-fr.ymin, 5)
-		for y := fr.ymin; y <= fr.ymax+ystep/1e6; y += ystep {
-			s.line(fr.x0, fr.py(y), fr.x1, fr.py(y), "#e6e6e6", 1, "")
-			s.text(fr.x0-6, fr.py(y)+4, "end", 11, "#444", yfmt(y), "")
-		}
-	}
-	s.rect(fr.x0, fr.y0, fr.x1-fr.x0, fr.y1-fr.y0, "none", "#888", 0)
+	s.axesY(fr, ylabel, yfmt)
 	s.text((fr.x0+fr.x1)/2, fr.y1+38, "middle", 12, "#222", xlabel, "")
-	s.text(18, (fr.y0+fr.y1)/2, "middle", 12, "#222", ylabel, fmt.Sprintf(`transform="rotate(-90 18 %.1f)"`, (fr.y0+fr.y1)/2))
 }
 
 type legendEntry struct {

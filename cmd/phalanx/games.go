@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/phalanx-net/phalanx/bucket"
-	"github.com/phalanx-net/phalanx/determinism"
 	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
@@ -43,17 +42,17 @@ func newGame(name string, members int, seed uint64) (*game, error) {
 			version: rts.SimVersion,
 			config:  config,
 			newSim: func(bucket.Slot) lockstep.Simulation {
-				w, err := rts.New(cfg)
+				sim, err := rts.NewSim(cfg)
 				if err != nil {
 					panic(err) // cfg was validated above
 				}
-				return &rtsSim{world: w}
+				return sim
 			},
 			commands: func(slot bucket.Slot, frame bucket.Frame) [][]byte {
 				return gens[slot].Next(int64(frame))
 			},
 			perturb: func(slot bucket.Slot, sim lockstep.Simulation) {
-				sim.(*rtsSim).world.Perturb(seed + uint64(slot))
+				sim.(*rts.Sim).Perturb(seed + uint64(slot))
 			},
 		}, nil
 	case "null":
@@ -74,37 +73,6 @@ func newGame(name string, members int, seed uint64) (*game, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown simulation %q (known: rts, null)", name)
-}
-
-// rtsSim runs examples/rts under the lockstep engine.
-type rtsSim struct {
-	world  *rts.World
-	inputs []rts.Input
-	hasher *determinism.Hasher
-}
-
-func (s *rtsSim) Step(_ bucket.Frame, cmds []bucket.Command) {
-	s.inputs = s.inputs[:0]
-	for _, c := range cmds {
-		s.inputs = append(s.inputs, rts.Input{Player: int(c.Slot), Data: c.Payload})
-	}
-	s.world.Step(s.inputs)
-}
-
-func (s *rtsSim) Hash() uint64 { return s.world.Hash() }
-
-// SectionHashes implements lockstep.SectionHasher with the world's named
-// sections ("frame", "map", "units", "rng", "players").
-func (s *rtsSim) SectionHashes(dst []lockstep.Section) []lockstep.Section {
-	if s.hasher == nil {
-		s.hasher = determinism.NewHasher()
-	}
-	s.hasher.Reset()
-	s.world.HashSections(s.hasher)
-	for _, sec := range s.hasher.Sections() {
-		dst = append(dst, lockstep.Section{Name: sec.Name, Hash: sec.Hash})
-	}
-	return dst
 }
 
 // nullGenerator issues commands at the rts generator's rate (about 70 a

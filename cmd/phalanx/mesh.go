@@ -91,9 +91,6 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
 		return code
 	}
-	if f.delay > 0 || f.budget >= 0 {
-		// Accepted for symmetry with sim; passed on to the members.
-	}
 	if _, err := loadProfile(f.profile); err != nil {
 		fmt.Fprintln(stderr, "phalanx mesh:", err)
 		return 2

@@ -67,6 +67,7 @@ func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
 	}
 	var q updateQueue
 	var now time.Duration
+	seq := 0 // orders updates that arrive at the same time
 	for fr := 0; fr < f.frames; fr++ {
 		now = time.Duration(fr) * frame
 		for q.Len() > 0 && q[0].at <= now {
@@ -86,7 +87,8 @@ func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
 					}
 					d := links[i][j].Send(depart, size)
 					for _, at := range d.Arrival[:d.Copies] {
-						heap.Push(&q, queuedUpdate{at: at, seq: q.next(), from: i, to: j, data: data})
+						seq++
+						heap.Push(&q, queuedUpdate{at: at, seq: seq, from: i, to: j, data: data})
 					}
 				}
 			})
@@ -122,11 +124,4 @@ func (q *updateQueue) Pop() any {
 	x := old[len(old)-1]
 	*q = old[:len(old)-1]
 	return x
-}
-
-var queueSeq int
-
-func (q updateQueue) next() int {
-	queueSeq++
-	return queueSeq
 }

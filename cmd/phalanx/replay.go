@@ -38,11 +38,7 @@ func replaySim(h replay.Header) (lockstep.Simulation, error) {
 		if cfg.Players != len(h.Members) {
 			return nil, fmt.Errorf("the replay's rts config is for %d players, the replay has %d members", cfg.Players, len(h.Members))
 		}
-		w, err := rts.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &rtsSim{world: w}, nil
+		return rts.NewSim(cfg)
 	case "null":
 		if err := h.CheckSim("null", nullSimVersion); err != nil {
 			return nil, err

@@ -100,6 +100,20 @@ func uplinkCap(p netsim.Profile) int {
 	return capacity
 }
 
+// harnessConfig returns the virtual run the flags ask for, of game g.
+func (f *runFlags) harnessConfig(profile netsim.Profile, g *game) locksteptest.Config {
+	return locksteptest.Config{
+		Members:   f.peers,
+		Frames:    f.frames,
+		Seed:      f.seed,
+		Profile:   profile,
+		Core:      f.coreConfig(profile),
+		NewSim:    g.newSim,
+		Commands:  g.commands,
+		Transport: f.transport,
+	}
+}
+
 // coreConfig returns the core configuration the flags ask for.
 func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 	budget := f.budget
@@ -169,20 +183,10 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	start := time.Now()
-	res, err := locksteptest.Run(locksteptest.Config{
-		Members:   f.peers,
-		Frames:    f.frames,
-		Seed:      f.seed,
-		Profile:   profile,
-		Core:      f.coreConfig(profile),
-		NewSim:    g.newSim,
-		Commands:  g.commands,
-		OnStep:    rec.hook(),
-		OnEvent:   rec.eventHook(),
-		Faults:    ff.faults,
-		Perturb:   g.perturb,
-		Transport: f.transport,
-	})
+	hc := f.harnessConfig(profile, g)
+	hc.OnStep, hc.OnEvent = rec.hook(), rec.eventHook()
+	hc.Faults, hc.Perturb = ff.faults, g.perturb
+	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)
 	recErr := rec.finish()
 	if recErr != nil {

@@ -25,46 +25,11 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
-	"github.com/phalanx-net/phalanx/determinism"
 	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
 	"github.com/phalanx-net/phalanx/rng"
 )
-
-// sim runs a World as a lockstep.Simulation, as the phalanx command does.
-type replaySim struct {
-	world  *rts.World
-	inputs []rts.Input
-	hasher *determinism.Hasher
-}
-
-func (s *replaySim) Step(_ bucket.Frame, cmds []bucket.Command) {
-	s.inputs = s.inputs[:0]
-	for _, c := range cmds {
-		s.inputs = append(s.inputs, rts.Input{Player: int(c.Slot), Data: c.Payload})
-	}
-	s.world.Step(s.inputs)
-}
-
-func (s *replaySim) Hash() uint64 { return s.world.Hash() }
-
-func (s *replaySim) SectionHashes(dst []lockstep.Section) []lockstep.Section {
-	s.hasher.Reset()
-	s.world.HashSections(s.hasher)
-	for _, sec := range s.hasher.Sections() {
-		dst = append(dst, lockstep.Section{Name: sec.Name, Hash: sec.Hash})
-	}
-	return dst
-}
-
-func newReplaySim(cfg rts.Config) (*replaySim, error) {
-	w, err := rts.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &replaySim{world: w, hasher: determinism.NewHasher()}, nil
-}
 
 // replayFactory builds the simulation of an rts replay from its header.
 func replayFactory(h replay.Header) (lockstep.Simulation, error) {
@@ -78,7 +43,7 @@ func replayFactory(h replay.Header) (lockstep.Simulation, error) {
 	if cfg.Players != len(h.Members) {
 		return nil, errors.New("config and members disagree")
 	}
-	return newReplaySim(cfg)
+	return rts.NewSim(cfg)
 }
 
 func replayFixtures(t *testing.T) []string {
@@ -302,7 +267,7 @@ func TestConfigBinaryRoundTrip(t *testing.T) {
 func hourReplay(b *testing.B) []byte {
 	b.Helper()
 	cfg := rts.DefaultConfig()
-	s, err := newReplaySim(cfg)
+	s, err := rts.NewSim(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -450,3 +450,31 @@ func FuzzStep(f *testing.F) {
 		}
 	})
 }
+
+// Sim hashes once per frame, and its hash is the World's; stepping or
+// perturbing invalidates what it cached.
+func TestSimHashMatchesWorld(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Players, cfg.UnitsPerPlayer = 2, 20
+	s, err := NewSim(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.Hash()
+	if before != s.World().Hash() {
+		t.Fatal("Sim.Hash differs from World.Hash")
+	}
+	s.Step(0, nil)
+	if h := s.Hash(); h == before || h != s.World().Hash() {
+		t.Fatalf("after Step: %x (before %x, world %x)", h, before, s.World().Hash())
+	}
+	stepped := s.Hash()
+	s.Perturb(1)
+	if h := s.Hash(); h == stepped || h != s.World().Hash() {
+		t.Fatalf("after Perturb: %x (before %x, world %x)", h, stepped, s.World().Hash())
+	}
+	secs := s.SectionHashes(nil)
+	if len(secs) != 5 || secs[0].Name != "frame" {
+		t.Fatalf("sections %v", secs)
+	}
+}

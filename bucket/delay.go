@@ -66,82 +66,104 @@ func (s *Samples) Min() time.Duration {
 	return slices.Min(s.ring[:n])
 }
 
-// DelayPolicy chooses how many frames ahead a member stamps its commands.
+// LeadPolicy chooses a member's lead: how long before a frame's time comes
+// the member seals it, that is stops stamping its commands with that frame.
 //
-// A command stamped d frames ahead is sealed when the member's clock reaches
-// its frame minus d-1, so its seal has d-1 frames to reach every other member
-// before they need it. The policy therefore asks for
+// A command submitted when the member's frame clock reads t is stamped with
+// the first frame g whose time g·frame is at least t+lead (and never the
+// current frame or one already sealed), and the member's seal passes g when
+// its clock passes g·frame−lead. So the seal of frame g has lead to reach
+// every other member before they step g, and a command waits between lead
+// and lead+frame to execute: the lead need not be a whole number of frames,
+// and a lead shorter than a frame still lets a command run on the next frame
+// when submitted early enough in this one.
 //
-//	d = 1 + ceil((oneWay + wait + Margin) / frame)
+// The policy asks for
 //
-// where oneWay is a high percentile of the one-way delay to the farthest
-// member and wait is how long a seal change may wait for the next send.
-// It raises d at once when the network gets worse, and lowers it only after
-// ShrinkAfter consecutive updates all asked for less, then to the largest of
-// those requests: hysteresis, so it does not flap, yet a delay that started
-// high (before anything was measured) comes down in one step.
-type DelayPolicy struct {
-	Frame       time.Duration // frame length; must be positive
-	Min, Max    int           // bounds on the delay in frames; 1 <= Min <= Max
-	Margin      time.Duration // added to the measured delay (clock error, processing)
+//	lead = late + wait + Margin
+//
+// where late is a high percentile of how long the member's datagrams take to
+// bring their news to the member farthest away (as measured there and
+// reported back: one-way delay, jitter, loss repaired by later datagrams and
+// frame-clock misalignment) and wait is how long a seal change may wait for
+// its send. It raises the lead at once when the network gets worse, and
+// lowers it only after ShrinkAfter consecutive updates all asked for less,
+// then to the largest of those requests: hysteresis, so it does not flap,
+// yet a lead that started high (before anything was measured) comes down in
+// one step.
+type LeadPolicy struct {
+	Min, Max    time.Duration // bounds on the lead; 0 <= Min <= Max
+	Margin      time.Duration // added to the measurement (processing, timer slack)
 	ShrinkAfter int           // consecutive lower targets before shrinking to the largest of them
 }
 
-// Delay is the state of a DelayPolicy: the current delay and how long a
-// lower one has been asked for.
-type Delay struct {
-	Policy   DelayPolicy
-	current  int
-	measured bool // an update has been made
-	below    int  // consecutive updates that asked for less
-	highest  int  // the largest of those requests
+// Lead is the state of a LeadPolicy: the current lead and how long a lower
+// one has been asked for.
+type Lead struct {
+	Policy   LeadPolicy
+	current  time.Duration
+	measured bool          // Update has been called
+	below    int           // consecutive updates that asked for less
+	highest  time.Duration // the largest of those requests
 }
 
-// NewDelay returns a delay starting at initial frames, clamped to the bounds.
-func NewDelay(p DelayPolicy, initial int) *Delay {
-	return &Delay{Policy: p, current: max(p.Min, min(initial, p.Max))}
+// NewLead returns a lead starting at initial, clamped to the bounds.
+func NewLead(p LeadPolicy, initial time.Duration) *Lead {
+	return &Lead{Policy: p, current: max(p.Min, min(initial, p.Max))}
 }
 
-// Frames returns the current delay in frames.
-func (d *Delay) Frames() int { return d.current }
+// Duration returns the current lead.
+func (l *Lead) Duration() time.Duration { return l.current }
 
-// Target returns the delay the policy asks for given the measured one-way
-// delay (high percentile) and the longest wait of a seal for a send.
-func (p DelayPolicy) Target(oneWay, wait time.Duration) int {
-	need := oneWay + wait + p.Margin
-	frames := 1 + int((need+p.Frame-1)/p.Frame)
-	if need <= 0 {
-		frames = 1
-	}
-	return max(p.Min, min(frames, p.Max))
+// Target returns the lead the policy asks for given the measured lateness
+// (high percentile) and the longest wait of a seal change for its send.
+func (p LeadPolicy) Target(late, wait time.Duration) time.Duration {
+	return max(p.Min, min(late+wait+p.Margin, p.Max))
 }
 
-// Update feeds one measurement and returns the delay in frames to use from
-// now on.
+// Update feeds one measurement and returns the lead to use from now on.
 //
-// The first update sets the delay to its target at once, up or down: the
-// initial delay was a guess made before anything was measured.
-func (d *Delay) Update(oneWay, wait time.Duration) int {
-	target := d.Policy.Target(oneWay, wait)
-	if !d.measured {
-		d.measured = true
-		d.current, d.below = target, 0
-		return d.current
+// The first update sets the lead to its target at once, up or down: the
+// initial lead was a guess made before anything was measured.
+func (l *Lead) Update(late, wait time.Duration) time.Duration {
+	target := l.Policy.Target(late, wait)
+	if !l.measured {
+		l.measured = true
+		l.current, l.below = target, 0
+		return l.current
 	}
 	switch {
-	case target > d.current:
-		d.current, d.below = target, 0
-	case target < d.current:
-		if d.below == 0 || target > d.highest {
-			d.highest = target
+	case target > l.current:
+		l.current, l.below = target, 0
+	case target < l.current:
+		if l.below == 0 || target > l.highest {
+			l.highest = target
 		}
-		d.below++
-		if d.below >= d.Policy.ShrinkAfter {
-			d.current = d.highest
-			d.below = 0
+		l.below++
+		if l.below >= l.Policy.ShrinkAfter {
+			l.current = l.highest
+			l.below = 0
 		}
 	default:
-		d.below = 0
+		l.below = 0
 	}
-	return d.current
+	return l.current
+}
+
+// Raise feeds a partial measurement, one that may miss the worst paths,
+// and returns the lead to use from now on: the target if that is higher,
+// else the lead unchanged. It does not count as an update.
+func (l *Lead) Raise(late, wait time.Duration) time.Duration {
+	if target := l.Policy.Target(late, wait); target > l.current {
+		l.current, l.below = target, 0
+	}
+	return l.current
+}
+
+// StampFrame returns the first frame whose time, at frame length frame, is
+// at least pos+lead: the frame a command submitted at frame-clock position
+// pos is stamped with under that lead (before the caller's other bounds).
+// pos+lead must not be negative.
+func StampFrame(pos, lead, frame time.Duration) Frame {
+	return Frame((pos + lead + frame - 1) / frame)
 }

@@ -183,58 +183,56 @@ func TestSamplesNoAllocs(t *testing.T) {
 	}
 }
 
-var testPolicy = DelayPolicy{Frame: 50 * time.Millisecond, Min: 1, Max: 20, ShrinkAfter: 3}
+var testPolicy = LeadPolicy{Min: 0, Max: ms(950), ShrinkAfter: 3}
 
-func TestDelayPolicyTarget(t *testing.T) {
+func TestLeadPolicyTarget(t *testing.T) {
 	p := testPolicy
-	withBounds := func(lo, hi int) DelayPolicy { q := p; q.Min, q.Max = lo, hi; return q }
-	withMargin := func(m time.Duration) DelayPolicy { q := p; q.Margin = m; return q }
+	withBounds := func(lo, hi time.Duration) LeadPolicy { q := p; q.Min, q.Max = lo, hi; return q }
+	withMargin := func(m time.Duration) LeadPolicy { q := p; q.Margin = m; return q }
 	tests := []struct {
-		name         string
-		policy       DelayPolicy
-		oneWay, wait time.Duration
-		want         int
+		name       string
+		policy     LeadPolicy
+		late, wait time.Duration
+		want       time.Duration
 	}{
-		{"nothing to cover", p, 0, 0, 1},
-		{"one nanosecond", p, 1, 0, 2},
-		{"just under a frame", p, ms(49), 0, 2},
-		{"exactly a frame", p, ms(50), 0, 2},
-		{"a frame and a nanosecond", p, ms(50) + 1, 0, 3},
-		{"exactly two frames", p, ms(100), 0, 3},
-		{"wait adds", p, ms(30), ms(20), 2},
-		{"wait tips over", p, ms(30), ms(20) + 1, 3},
-		{"margin adds", withMargin(ms(10)), ms(40), 0, 2},
-		{"margin tips over", withMargin(ms(10)), ms(40), 1, 3},
-		{"negative one-way, need <= 0", p, -ms(10), 0, 1},
-		{"need far below zero", p, -ms(500), 0, 1},
-		{"need negative, under a frame", p, -ms(70), ms(30), 1},
-		{"negative margin cancels", withMargin(-ms(50)), ms(50), 0, 1},
-		{"clamped to Max", p, 10 * time.Second, 0, 20},
-		{"at Max exactly", p, ms(950), 0, 20},
-		{"clamped to Min", withBounds(4, 20), 1, 0, 4},
-		{"need <= 0 clamped to Min", withBounds(3, 20), 0, 0, 3},
-		{"Min equals Max", withBounds(5, 5), ms(400), 0, 5},
+		{"nothing to cover", p, 0, 0, 0},
+		{"one nanosecond", p, 1, 0, 1},
+		{"lateness as it is", p, ms(37), 0, ms(37)},
+		{"wait adds", p, ms(30), ms(20), ms(50)},
+		{"margin adds", withMargin(ms(10)), ms(40), ms(1), ms(51)},
+		{"negative lateness (a clock ahead) clamps to Min", p, -ms(10), 0, 0},
+		{"negative lateness offset by wait", p, -ms(10), ms(30), ms(20)},
+		{"negative margin cancels", withMargin(-ms(50)), ms(50), 0, 0},
+		{"clamped to Max", p, 10 * time.Second, 0, ms(950)},
+		{"at Max exactly", p, ms(950), 0, ms(950)},
+		{"clamped to Min", withBounds(ms(100), ms(950)), 1, 0, ms(100)},
+		{"Min equals Max", withBounds(ms(200), ms(200)), ms(400), 0, ms(200)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.policy.Target(tt.oneWay, tt.wait); got != tt.want {
-				t.Errorf("Target(%v, %v) = %d, want %d", tt.oneWay, tt.wait, got, tt.want)
+			if got := tt.policy.Target(tt.late, tt.wait); got != tt.want {
+				t.Errorf("Target(%v, %v) = %v, want %v", tt.late, tt.wait, got, tt.want)
 			}
 		})
 	}
 }
 
-// needFor returns a one-way delay for which testPolicy targets exactly k
-// frames.
-func needFor(k int) time.Duration { return time.Duration(k-1) * testPolicy.Frame }
+// msList turns milliseconds into durations.
+func msList(ns []int) []time.Duration {
+	d := make([]time.Duration, len(ns))
+	for i, n := range ns {
+		d[i] = ms(n)
+	}
+	return d
+}
 
-func TestDelayUpdate(t *testing.T) {
+func TestLeadUpdate(t *testing.T) {
 	tests := []struct {
 		name        string
 		shrinkAfter int
 		initial     int
-		targets     []int
-		want        []int // Frames after each Update
+		targets     []int // milliseconds
+		want        []int // Duration after each Update, milliseconds
 	}{
 		{"raises at once", 3, 3, []int{5, 9}, []int{5, 9}},
 		{"equal keeps", 3, 4, []int{4, 4, 4, 4}, []int{4, 4, 4, 4}},
@@ -247,7 +245,7 @@ func TestDelayUpdate(t *testing.T) {
 		{"count starts over after a shrink", 3, 8, []int{4, 4, 4, 2, 2, 2}, []int{8, 8, 4, 4, 4, 2}},
 		{"alternating lower and equal: no flapping", 3, 6, []int{3, 6, 3, 6, 3, 6, 3, 6}, []int{6, 6, 6, 6, 6, 6, 6, 6}},
 		{"alternating lower and higher: rises, no flapping", 3, 6, []int{3, 7, 3, 7, 3, 7}, []int{6, 7, 7, 7, 7, 7}},
-		{"initial high comes down in one step", 3, 20, []int{2, 3, 2}, []int{20, 20, 3}},
+		{"initial high comes down in one step", 3, 900, []int{2, 3, 2}, []int{900, 900, 3}},
 		{"ShrinkAfter 1 follows every target", 1, 8, []int{4, 6, 2, 2}, []int{4, 6, 2, 2}},
 		{"ShrinkAfter 0 behaves as 1", 0, 8, []int{4, 6, 2}, []int{4, 6, 2}},
 	}
@@ -255,66 +253,85 @@ func TestDelayUpdate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := testPolicy
 			p.ShrinkAfter = tt.shrinkAfter
-			d := NewDelay(p, tt.initial)
+			l := NewLead(p, ms(tt.initial))
 			// The first update replaces the initial guess (tested below);
 			// prime it with the initial value to test the hysteresis.
-			d.Update(needFor(tt.initial), 0)
-			var got []int
-			for _, k := range tt.targets {
-				if p.Target(needFor(k), 0) != k {
-					t.Fatalf("needFor(%d) targets %d", k, p.Target(needFor(k), 0))
-				}
-				n := d.Update(needFor(k), 0)
-				if n != d.Frames() {
-					t.Fatalf("Update returned %d, Frames() %d", n, d.Frames())
+			l.Update(ms(tt.initial), 0)
+			var got []time.Duration
+			for _, k := range msList(tt.targets) {
+				n := l.Update(k, 0)
+				if n != l.Duration() {
+					t.Fatalf("Update returned %v, Duration() %v", n, l.Duration())
 				}
 				got = append(got, n)
 			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("targets %v: delays %v, want %v", tt.targets, got, tt.want)
+			if want := msList(tt.want); !slices.Equal(got, want) {
+				t.Errorf("targets %v: leads %v, want %v", msList(tt.targets), got, want)
 			}
 		})
 	}
 }
 
-func TestDelayFirstUpdateReplacesTheGuess(t *testing.T) {
-	for _, tt := range []struct{ initial, target int }{{10, 3}, {3, 7}, {5, 5}} {
-		d := NewDelay(testPolicy, tt.initial)
-		if got := d.Update(needFor(tt.target), 0); got != tt.target {
-			t.Errorf("initial %d, first target %d: delay %d", tt.initial, tt.target, got)
+func TestLeadFirstUpdateReplacesTheGuess(t *testing.T) {
+	for _, tt := range []struct{ initial, target time.Duration }{{ms(500), ms(3)}, {ms(3), ms(70)}, {ms(5), ms(5)}} {
+		l := NewLead(testPolicy, tt.initial)
+		if got := l.Update(tt.target, 0); got != tt.target {
+			t.Errorf("initial %v, first target %v: lead %v", tt.initial, tt.target, got)
 		}
 		// Afterwards, hysteresis: a lower target does not shrink it at once.
-		if tt.target > testPolicy.Min {
-			if got := d.Update(needFor(tt.target-1), 0); got != tt.target && testPolicy.ShrinkAfter > 1 {
-				t.Errorf("second update shrank at once to %d", got)
-			}
+		if got := l.Update(tt.target-ms(1), 0); got != tt.target {
+			t.Errorf("second update shrank at once to %v", got)
 		}
 	}
 }
 
-func TestDelayNoFlappingUnderNoise(t *testing.T) {
-	// Targets that wander between 4 and 6 frames: the delay stays within
-	// them, and each decrease needs ShrinkAfter updates since the last
-	// change, so decreases are rare however noisy the targets are.
-	d := NewDelay(testPolicy, 5)
+func TestLeadRaise(t *testing.T) {
+	l := NewLead(testPolicy, ms(100))
+	for _, tt := range []struct{ late, want time.Duration }{
+		{ms(20), ms(100)}, // never lowers, not even before the first update
+		{ms(120), ms(120)},
+		{ms(110), ms(120)},
+	} {
+		if got := l.Raise(tt.late, 0); got != tt.want || l.Duration() != tt.want {
+			t.Errorf("Raise(%v) = %v, Duration %v; want %v", tt.late, got, l.Duration(), tt.want)
+		}
+	}
+	// Raise is not the first update: Update still replaces the lead.
+	if got := l.Update(ms(30), 0); got != ms(30) {
+		t.Errorf("first Update after Raise: %v, want 30ms", got)
+	}
+	// A raise resets the count of lower targets.
+	l.Update(ms(10), 0)
+	l.Update(ms(10), 0)
+	l.Raise(ms(40), 0)
+	if got := l.Update(ms(10), 0); got != ms(40) {
+		t.Errorf("Update after a raise shrank at once: %v", got)
+	}
+}
+
+func TestLeadNoFlappingUnderNoise(t *testing.T) {
+	// Targets that wander between 40 and 60 ms: the lead stays within them,
+	// and each decrease needs ShrinkAfter updates since the last change, so
+	// decreases are rare however noisy the targets are.
+	l := NewLead(testPolicy, ms(50))
 	rng := rand.New(rand.NewPCG(7, 7))
-	decreases, sinceChange, last := 0, 0, d.Frames()
+	decreases, sinceChange, last := 0, 0, l.Duration()
 	const updates = 300
 	for range updates {
-		n := d.Update(needFor(4+rng.IntN(3)), 0)
+		n := l.Update(ms(40+rng.IntN(21)), 0)
 		sinceChange++
 		if n < last {
 			decreases++
 			if sinceChange < testPolicy.ShrinkAfter {
-				t.Fatalf("decrease %d -> %d only %d updates after the last change", last, n, sinceChange)
+				t.Fatalf("decrease %v -> %v only %d updates after the last change", last, n, sinceChange)
 			}
 		}
 		if n != last {
 			sinceChange = 0
 		}
 		last = n
-		if n < 4 || n > 6 {
-			t.Fatalf("delay %d outside the targets' range", n)
+		if n < ms(40) || n > ms(60) {
+			t.Fatalf("lead %v outside the targets' range", n)
 		}
 	}
 	if most := updates / testPolicy.ShrinkAfter; decreases == 0 || decreases > most {
@@ -322,20 +339,43 @@ func TestDelayNoFlappingUnderNoise(t *testing.T) {
 	}
 }
 
-func TestNewDelayClamps(t *testing.T) {
+func TestNewLeadClamps(t *testing.T) {
 	p := testPolicy
-	p.Min, p.Max = 2, 10
-	for _, tt := range []struct{ initial, want int }{
-		{-5, 2}, {0, 2}, {1, 2}, {2, 2}, {6, 6}, {10, 10}, {11, 10}, {1000, 10},
+	p.Min, p.Max = ms(20), ms(100)
+	for _, tt := range []struct{ initial, want time.Duration }{
+		{-ms(5), ms(20)}, {0, ms(20)}, {ms(20), ms(20)}, {ms(60), ms(60)}, {ms(100), ms(100)}, {ms(101), ms(100)}, {time.Hour, ms(100)},
 	} {
 		t.Run(fmt.Sprint(tt.initial), func(t *testing.T) {
-			d := NewDelay(p, tt.initial)
-			if d.Frames() != tt.want {
-				t.Errorf("NewDelay(initial %d).Frames() = %d, want %d", tt.initial, d.Frames(), tt.want)
+			l := NewLead(p, tt.initial)
+			if l.Duration() != tt.want {
+				t.Errorf("NewLead(initial %v).Duration() = %v, want %v", tt.initial, l.Duration(), tt.want)
 			}
-			if d.Policy != p {
-				t.Errorf("Policy = %+v, want %+v", d.Policy, p)
+			if l.Policy != p {
+				t.Errorf("Policy = %+v, want %+v", l.Policy, p)
 			}
 		})
+	}
+}
+
+func TestStampFrame(t *testing.T) {
+	const f = 50 * time.Millisecond
+	for _, tt := range []struct {
+		pos, lead time.Duration
+		want      Frame
+	}{
+		{0, 0, 0},
+		{1, 0, 1},
+		{ms(49), 0, 1},
+		{ms(50), 0, 1},
+		{ms(50) + 1, 0, 2},
+		{ms(10), ms(40), 1},   // exactly on frame 1's time: still frame 1
+		{ms(10), ms(41), 2},   // a nanosecond past it would do
+		{ms(120), ms(2), 3},   // early in frame 2: the next frame
+		{ms(149), ms(2), 4},   // late in frame 2: the one after
+		{ms(120), ms(130), 5}, // a lead longer than a frame
+	} {
+		if got := StampFrame(tt.pos, tt.lead, f); got != tt.want {
+			t.Errorf("StampFrame(%v, %v) = %d, want %d", tt.pos, tt.lead, got, tt.want)
+		}
 	}
 }

@@ -43,29 +43,32 @@ func Example() {
 }
 
 // The first measurement replaces the initial guess at once; afterwards the
-// delay rises at once when the network gets worse and comes down only when
-// ShrinkAfter measurements agree.
-func ExampleDelay() {
-	policy := bucket.DelayPolicy{
-		Frame:       50 * time.Millisecond,
-		Min:         2,
-		Max:         10,
-		Margin:      10 * time.Millisecond,
+// lead rises at once when the network gets worse and comes down only when
+// ShrinkAfter measurements agree, to the largest of them. A command submitted at frame-clock
+// position t runs on frame StampFrame(t, lead, frame).
+func ExampleLead() {
+	const frame = 50 * time.Millisecond
+	policy := bucket.LeadPolicy{
+		Min:         0,
+		Max:         59 * frame,
+		Margin:      2 * time.Millisecond,
 		ShrinkAfter: 3,
 	}
-	delay := bucket.NewDelay(policy, 10)
-	wait := 20 * time.Millisecond // the longest a seal waits for a send
-	for _, oneWay := range []time.Duration{40, 150, 30, 30, 30, 30} {
-		oneWay *= time.Millisecond
-		fmt.Printf("one-way %v: target %d, delay %d\n", oneWay, policy.Target(oneWay, wait), delay.Update(oneWay, wait))
+	lead := bucket.NewLead(policy, 20*time.Millisecond)             // a guess before anything is measured
+	wait := time.Millisecond                                        // the longest a seal change waits for its send
+	for _, late := range []time.Duration{40, 150, 30, 30, 30, 30} { // measured lateness, ms
+		late *= time.Millisecond
+		l := lead.Update(late, wait)
+		fmt.Printf("late %v: target %v, lead %v, a command at 1.010s runs on frame %d\n",
+			late, policy.Target(late, wait), l, bucket.StampFrame(1010*time.Millisecond, l, frame))
 	}
 	// Output:
-	// one-way 40ms: target 3, delay 3
-	// one-way 150ms: target 5, delay 5
-	// one-way 30ms: target 3, delay 5
-	// one-way 30ms: target 3, delay 5
-	// one-way 30ms: target 3, delay 3
-	// one-way 30ms: target 3, delay 3
+	// late 40ms: target 43ms, lead 43ms, a command at 1.010s runs on frame 22
+	// late 150ms: target 153ms, lead 153ms, a command at 1.010s runs on frame 24
+	// late 30ms: target 33ms, lead 153ms, a command at 1.010s runs on frame 24
+	// late 30ms: target 33ms, lead 153ms, a command at 1.010s runs on frame 24
+	// late 30ms: target 33ms, lead 33ms, a command at 1.010s runs on frame 21
+	// late 30ms: target 33ms, lead 33ms, a command at 1.010s runs on frame 21
 }
 
 func ExampleSamples() {

@@ -27,7 +27,7 @@ const (
 	DefaultMaxCommandSize = 1024
 	DefaultWindow         = 1200 // frames: one minute at 20 Hz
 	DefaultMaxInterval    = 250 * time.Millisecond
-	DefaultMargin         = 0
+	DefaultMargin         = time.Millisecond
 	DefaultDropTimeout    = 5 * time.Second
 	DefaultHashInterval   = 10
 	DefaultHashHistory    = 2048
@@ -52,13 +52,19 @@ type Config struct {
 	// Turns, when Turns.Ahead is positive, replaces the adaptive policy by
 	// the classic schedule of turns (see Turns).
 	Turns  Turns
-	Margin time.Duration // added to the measured lag when sizing the delay (default 0)
+	Margin time.Duration // added to the measured lateness when sizing the lead: timer slack, processing (default 1 ms)
 
 	MaxCommandSize  int // largest command payload accepted by Submit (default 1 KiB)
 	MaxDatagramSize int // largest datagram produced (default and maximum wire.MaxDatagramSize)
 	Window          int // how many frames past its executed frame a member accepts commands and seals (default 1200, or more to exceed the drop timeout plus MaxDelay)
 
 	MinInterval time.Duration // shortest gap between repeats to one member (default half a frame: the seal changes once a frame)
+	// SealRepeat is how long after a datagram carrying a new seal the seal
+	// goes out again to that member, unless acknowledged by then or sent
+	// again meanwhile (default a tenth of a frame; negative never): one
+	// lost datagram then costs SealRepeat, not a repeat interval, and the
+	// adaptive lead covers it.
+	SealRepeat  time.Duration
 	MaxInterval time.Duration // longest silence towards a member: a keep-alive is sent after it (default 250 ms)
 	// Budget caps the bytes per second this member sends, counting
 	// Overhead per datagram; 0 means no cap.
@@ -146,6 +152,7 @@ func (c *Config) applyDefaults() error {
 		def(&c.Window, max(DefaultWindow, int(c.DropTimeout/c.Frame)+c.MaxDelay+1))
 	}
 	defDur(&c.MinInterval, c.Frame/2)
+	defDur(&c.SealRepeat, c.Frame/10)
 	defDur(&c.MaxInterval, DefaultMaxInterval)
 	defDur(&c.Margin, DefaultMargin)
 	def(&c.Overhead, wire.Overhead)

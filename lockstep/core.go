@@ -46,8 +46,8 @@ type Core struct {
 	self   bucket.Slot
 	table  *bucket.Table
 	window bucket.Window
-	delay  *bucket.Delay
-	peers  []*remote // indexed by slot; nil for self
+	lead   *bucket.Lead // the adaptive policy's lead (unused with FixedDelay or Turns)
+	peers  []*remote    // indexed by slot; nil for self
 
 	epoch    time.Duration // time of NewCore; Sent timestamps count from it
 	lastNow  time.Duration
@@ -55,7 +55,7 @@ type Core struct {
 	frame    bucket.Frame  // frame clock: the newest frame whose time has come
 	executed bucket.Frame  // newest frame stepped
 	stalled  bucket.Frame  // newest frame counted as a stall
-	sealAt   time.Duration // when our seal last advanced
+	sealAt   time.Duration // when our seal last advanced, or was due to
 	closed   bool
 
 	tokens     int64         // budget tokens in byte-nanoseconds per second
@@ -125,17 +125,14 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		sealAt:   now,
 		waits:    bucket.NewSamples(256),
 	}
-	initial := cfg.InitialDelay
-	if cfg.FixedDelay > 0 {
-		initial = cfg.FixedDelay
-	}
-	c.delay = bucket.NewDelay(bucket.DelayPolicy{
-		Frame:       cfg.Frame,
-		Min:         cfg.MinDelay,
-		Max:         cfg.MaxDelay,
+	// A delay of d frames is a lead of d-1 frames: the seal of a frame
+	// goes out d-1 frames before its time.
+	c.lead = bucket.NewLead(bucket.LeadPolicy{
+		Min:         time.Duration(cfg.MinDelay-1) * cfg.Frame,
+		Max:         time.Duration(cfg.MaxDelay-1) * cfg.Frame,
 		Margin:      cfg.Margin,
 		ShrinkAfter: 40, // two seconds at 20 Hz asking for less before shrinking
-	}, initial)
+	}, time.Duration(cfg.InitialDelay-1)*cfg.Frame)
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {
 			c.peers[i] = newRemote(bucket.Slot(i), initialSeal)
@@ -153,7 +150,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		c.hist[i].frame = -1
 	}
 	c.checkpoint.Frame = -1
-	c.stats.Delay = c.delay.Frames()
+	c.stats.Delay, c.stats.Lead = c.delayFrames()
 	return c, nil
 }
 
@@ -180,7 +177,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
 	}
 	c.advanceClock(now)
 	own := c.table.Stream(c.self)
-	frame := max(c.frame+bucket.Frame(c.delay.Frames()), own.Seal()+1, c.executed+1)
+	frame := max(c.stamp(c.position(now)), own.Seal()+1, c.executed+1)
 	if c.cfg.Turns.Ahead > 0 {
 		frame = max(own.Seal()+1, c.executed+1) // the first frame of a later turn
 	}
@@ -237,7 +234,11 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		r.echo(now, p.Echo)
 	}
 	newer := first || int16(p.Number-r.newest) > 0
+	var skipped int // datagrams numbered between the newest before this one and this one
 	if newer {
+		if !first {
+			skipped = int(p.Number-r.newest) - 1
+		}
 		r.newest, r.newestAt = p.Number, now
 	}
 	sent := ticksDuration(p.Sent)
@@ -245,7 +246,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	clock := ticksDuration(p.Clock)
 	r.clockOff[r.clockN%clockSamples] = clock - now
 	r.clockN++
-	r.maxClock = max(r.maxClock, clock)
+	if newer {
+		c.sampleLateness(now, r, skipped, clock)
+	}
 	r.reportedLag = ticksDuration(p.Lag)
 
 	// What it holds of ours. It cannot hold what we never sent.
@@ -337,35 +340,61 @@ func (c *Core) advanceClock(now time.Duration) {
 			pos = c.position(now)
 		}
 	}
-	ticked := false
-	if pos >= 0 {
-		if f := bucket.Frame(pos / c.cfg.Frame); f > c.frame {
-			c.frame = f
-			ticked = true
-			c.sampleLags(time.Duration(f) * c.cfg.Frame)
-		}
+	if f := bucket.Frame(pos / c.cfg.Frame); pos >= 0 && f > c.frame {
+		c.frame = f
 	}
-	// Our seal: nothing further at or below frame+delay-1, or, with turns,
-	// below the turn our next command would go to.
+	// Our seal: nothing further below the frame our next command would go
+	// to. A seal change goes out at once: it is what the others wait for.
 	own := c.table.Stream(c.self)
-	seal := c.frame + bucket.Frame(c.delay.Frames()) - 1
+	seal := c.stamp(pos) - 1
 	if c.cfg.Turns.Ahead > 0 {
 		seal = c.turnSeal()
 	}
 	if seal > own.Seal() {
 		own.SetSeal(seal)
+		// When it was due: under the adaptive policy the seal passes a
+		// frame at that frame's time less the lead, which the caller's
+		// wake-up may have missed by a little; the others must allow for
+		// that wait too.
 		c.sealAt = now
-	}
-	// Every frame tick goes out at once, seal changed or not: the others
-	// measure how far our frame clock lags theirs from it (a seal that
-	// stands still while the delay shrinks must not read as a late one).
-	if ticked {
+		if c.cfg.FixedDelay == 0 && c.cfg.Turns.Ahead == 0 {
+			due := time.Duration(seal)*c.cfg.Frame - c.lead.Duration()
+			if late := pos - due; late > 0 && late < c.cfg.Frame {
+				c.sealAt = now - late
+			}
+		}
 		for _, r := range c.peers {
 			if r != nil && !r.urgent {
 				r.urgent, r.urgentAt = true, now
 			}
 		}
 	}
+}
+
+// stamp returns the frame a command submitted at frame-clock position pos
+// goes to, before the bounds of the seal and the executed frame: a fixed
+// number of frames after the current one, or, under the adaptive policy,
+// the first frame at least the lead away (bucket.StampFrame), and never the
+// current frame. Turns (turnSeal) override it.
+func (c *Core) stamp(pos time.Duration) bucket.Frame {
+	if c.cfg.FixedDelay > 0 {
+		return c.frame + bucket.Frame(c.cfg.FixedDelay)
+	}
+	return max(bucket.StampFrame(max(pos+c.lead.Duration(), 0), 0, c.cfg.Frame), c.frame+1)
+}
+
+// delayFrames returns how many frames ahead a command submitted at the
+// start of a frame goes, and the lead in force (zero with a fixed delay or
+// turns, whose seals move at frame ticks).
+func (c *Core) delayFrames() (int, time.Duration) {
+	switch {
+	case c.cfg.Turns.Ahead > 0:
+		return c.stats.Delay, 0
+	case c.cfg.FixedDelay > 0:
+		return c.cfg.FixedDelay, 0
+	}
+	l := c.lead.Duration()
+	return int(l/c.cfg.Frame) + 1, l
 }
 
 // turnSeal advances the schedule of turns to the frame clock and returns
@@ -403,21 +432,40 @@ func (c *Core) turnLength() int {
 	return max(1, min(n, c.cfg.MaxDelay/max(1, c.cfg.Turns.Ahead)))
 }
 
-// sampleLags records, at a frame tick at position tick, how far each
-// member's frame clock as last heard lags ours. A member's seal follows its
-// frame clock, so this lag, in frames, is how many frames ahead that member
-// must stamp its commands for its seals to arrive before we need them: the
-// one-way delay of its seals including jitter, losses repaired by repeats,
-// send gaps and clock misalignment, measured where it matters.
-func (c *Core) sampleLags(tick time.Duration) {
-	for _, r := range c.peers {
-		if r != nil && r.clockN > 0 {
-			// Quantized to whole frames: its seal steps once a frame.
-			heard := r.maxClock - r.maxClock%c.cfg.Frame
-			r.lags.Add(tick - heard)
+// sampleLateness records how long the news in r's datagrams took to reach
+// us, on the arrival of a datagram newer than any before, sent when r's
+// frame clock read clock: our frame clock now minus that reading. That is
+// the datagram's one-way delay plus how far r's frame clock lags ours, and it
+// is exactly what r's lead must cover for its seals to arrive before we need
+// them: r seals frame g when its clock passes g·frame−lead, and we need the
+// seal when ours reaches g·frame. The skipped datagrams numbered in between
+// were lost or overtaken: their news arrived with this one, so each counts
+// from its estimated send time, spread evenly between the previous newest
+// datagram's clock and this one's. A datagram before frame 0 says nothing.
+func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock time.Duration) {
+	pos := c.position(now)
+	prev := r.newestClock
+	r.newestClock = clock
+	if pos < 0 || clock <= 0 {
+		return
+	}
+	if prev > 0 && skipped > 0 {
+		// One lost datagram is what the second copy of a seal repairs
+		// (Config.SealRepeat), and its estimated send time is crude: it
+		// counts in the window but does not raise the peak. A run of them
+		// is a burst the peak must remember.
+		n := min(skipped, maxSkippedSamples)
+		for i := 1; i <= n; i++ {
+			sent := prev + (clock-prev)*time.Duration(i)/time.Duration(n+1)
+			r.addLateness(pos-sent, skipped > 1)
 		}
 	}
+	r.addLateness(pos-clock, true)
 }
+
+// maxSkippedSamples bounds the samples one arrival adds for the datagrams
+// it skipped, so a long outage does not flush the whole window at once.
+const maxSkippedSamples = 16
 
 // position returns the frame-clock position at now: time since frame 0
 // began, less the slowing applied so far.
@@ -548,29 +596,45 @@ func (c *Core) updatePolicy(now time.Duration) {
 		if r == nil {
 			continue
 		}
-		// Our report of its lag, sent back to it; sorting the window is the
-		// costliest thing the core does, so only every tenth frame.
+		// Our report of its lateness, sent back to it; sorting the window
+		// is the costliest thing the core does, so only every tenth frame.
 		if r.lags.Len() > 0 && (r.lagHigh == 0 || c.frame%10 == 0) {
 			r.lagHigh = r.lags.Percentile(99)
+			r.lagPeak = max(r.lagHigh, r.lagPeak-(r.lagPeak-r.lagHigh)*10*c.cfg.Frame/peakMemory)
 		}
 	}
 	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
 		return // the delay is not ours to adapt
 	}
+	if c.frame%10 == 0 {
+		c.stats.SendWait = c.waits.Percentile(99)
+	}
 	var lag time.Duration
+	partial := false
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) {
 			continue
 		}
 		if r.rttN < 8 || r.reportedLag == 0 {
-			return // not every path measured yet: keep the delay
+			// Not measured yet; its one-way delay as we see it is a
+			// lower bound.
+			partial = true
+			if r.rttN > 0 {
+				lag = max(lag, r.oneWay())
+			}
+			continue
 		}
 		lag = max(lag, r.reportedLag)
 	}
-	c.delay.Update(lag, 0)
-	c.stats.Delay = c.delay.Frames()
-	c.stats.Lag = lag
-	if c.frame%10 == 0 {
-		c.stats.SendWait = c.waits.Percentile(99)
+	// The lead covers the lateness, a seal change's wait for its send, and
+	// the second copy of a seal whose first datagram was lost. Until every
+	// path is measured it can only grow.
+	wait := c.stats.SendWait + max(c.cfg.SealRepeat, 0)
+	if partial {
+		c.lead.Raise(lag, wait)
+	} else {
+		c.lead.Update(lag, wait)
 	}
+	c.stats.Delay, c.stats.Lead = c.delayFrames()
+	c.stats.Lag = lag
 }

@@ -487,6 +487,7 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		MaxDatagramSize: wire.MaxDatagramSize,
 		Window:          lockstep.DefaultWindow,
 		MinInterval:     lockstep.DefaultFrame / 2,
+		SealRepeat:      lockstep.DefaultFrame / 10,
 		MaxInterval:     lockstep.DefaultMaxInterval,
 		Margin:          lockstep.DefaultMargin,
 		Overhead:        wire.Overhead,
@@ -567,17 +568,17 @@ func TestSubmitStampsFrame(t *testing.T) {
 		{"at creation", nil, 0, 0, 4},
 		{"before start", func(c *lockstep.Config) { c.Start = time.Second }, 0, 0, 4},
 		{"just before frame 2", nil, 0, 2*frameLen - 1, 5},
-		{"at frame 2", nil, 0, 2 * frameLen, 6},
+		{"at frame 2", nil, 0, 2 * frameLen, 5}, // exactly the lead (3 frames) ahead
 		{"inside frame 3", nil, 0, 3*frameLen + time.Millisecond, 7},
 		{"initial delay 8", func(c *lockstep.Config) { c.InitialDelay = 8 }, 0, 0, 8},
-		{"initial delay 8 at frame 10", func(c *lockstep.Config) { c.InitialDelay = 8 }, 0, 10 * frameLen, 18},
+		{"initial delay 8 at frame 10", func(c *lockstep.Config) { c.InitialDelay = 8 }, 0, 10 * frameLen, 17},
 		{"fixed delay 6", func(c *lockstep.Config) { c.FixedDelay = 6 }, 0, 0, 6},
 		{"fixed delay 6 at frame 10", func(c *lockstep.Config) { c.FixedDelay = 6 }, 0, 10 * frameLen, 16},
 		{"fixed delay 2 held by the initial seal", func(c *lockstep.Config) { c.FixedDelay = 2 }, 0, 0, 4},
 		{"fixed delay 2 at frame 10", func(c *lockstep.Config) { c.FixedDelay = 2 }, 0, 10 * frameLen, 12},
-		{"20ms frames", func(c *lockstep.Config) { c.Frame = 20 * time.Millisecond }, 0, 100 * time.Millisecond, 9},
+		{"20ms frames", func(c *lockstep.Config) { c.Frame = 20 * time.Millisecond }, 0, 100 * time.Millisecond, 8},
 		{"late epoch", func(c *lockstep.Config) { c.Start = 5 * time.Second }, 5 * time.Second, 5*time.Second + 60*time.Millisecond, 5},
-		{"time going back is ignored", nil, 3 * frameLen, frameLen, 7},
+		{"time going back is ignored", nil, 3 * frameLen, frameLen, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1425,5 +1426,126 @@ func TestRelayBeyondTheRelayersViewIsAViolation(t *testing.T) {
 				t.Fatalf("events %v, executed %d: want a relay violation of member 1 and no frames past its seal", rd.Events, c.Executed())
 			}
 		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The adaptive lead.
+
+// TestLeadFollowsTheNetwork checks the adaptive policy on a 10 ms network:
+// the lead settles at the lateness (10 ms) plus the seal's second copy and
+// the margin, and a command runs on the next frame when submitted early
+// enough in this one, on the one after when not: the lead is not rounded to
+// whole frames.
+func TestLeadFollowsTheNetwork(t *testing.T) {
+	n := newTestNet(t, 3, 77, nil)
+	settle := 100 * frameLen
+	n.runUntil(settle)
+	cfg := n.cfgs[0]
+	for i, c := range n.cores {
+		st := c.Stats()
+		lo := n.latency + cfg.SealRepeat + cfg.Margin
+		if st.Lead < lo || st.Lead > lo+cfg.Frame/8 {
+			t.Errorf("member %d: lead %v, want %v plus at most the clock misalignment members tolerate (%v)", i, st.Lead, lo, cfg.Frame/8)
+		}
+		if st.Delay != 1 {
+			t.Errorf("member %d: Stats().Delay %d, want 1 (a lead under a frame)", i, st.Delay)
+		}
+	}
+	// Member 0's frame clock runs behind real time by its slewing, settled
+	// by now: submit 2 ms and 45 ms into its frame 101.
+	slewed := n.cores[0].Stats().Slewed
+	frameStart := 101*frameLen + slewed
+	early, late := frameStart+2*time.Millisecond, frameStart+45*time.Millisecond
+	n.plan = append(n.plan, plannedSubmit{at: early, slot: 0, payload: []byte("early")}, plannedSubmit{at: late, slot: 0, payload: []byte("late")})
+	n.runUntil(settle + 20*frameLen)
+	n.checkAllExecuted()
+	var fEarly, fLate bucket.Frame = -1, -1
+	for _, s := range n.submitted {
+		switch s.payload {
+		case "early":
+			fEarly = s.frame
+		case "late":
+			fLate = s.frame
+		}
+	}
+	if got := n.cores[0].Stats().Slewed; got != slewed {
+		t.Fatalf("member 0 slewed its clock by %v more after settling", got-slewed)
+	}
+	if fEarly != 102 || fLate != 103 {
+		t.Errorf("submitted 2 ms into frame 101: frame %d, want 102; 45 ms in: frame %d, want 103", fEarly, fLate)
+	}
+	for i, c := range n.cores {
+		if s := c.Stats().Stalls; s > 0 {
+			t.Errorf("member %d stalled %d frames on a lossless network", i, s)
+		}
+	}
+}
+
+// TestSealGoesOutTwice checks Config.SealRepeat: a datagram carrying a new
+// seal is followed by a second copy SealRepeat later unless the seal is
+// acknowledged first, so one lost datagram does not cost a repeat interval.
+func TestSealGoesOutTwice(t *testing.T) {
+	cfg := memberConfig(2, 0)
+	c := newCore(t, cfg, 0)
+	cfg = c.Config()
+	now := time.Duration(0)
+	var p wire.Packet
+	sealsTo1 := func(rd lockstep.Ready) []bucket.Frame {
+		var seals []bucket.Frame
+		for _, d := range rd.Datagrams {
+			if d.To != 1 {
+				continue
+			}
+			if err := wire.Parse(d.Data, &p); err != nil {
+				t.Fatal(err)
+			}
+			seals = append(seals, p.Seal)
+		}
+		return seals
+	}
+	// Member 1 never answers. Run to the first seal change after frame 5.
+	var first bucket.Frame = -1
+	var at time.Duration
+	for now < 10*frameLen && first < 0 {
+		rd := c.Ready(now)
+		if now >= 5*frameLen {
+			if s := sealsTo1(rd); len(s) > 0 && s[len(s)-1] > c.Stats().Seal-1 {
+				first, at = s[len(s)-1], now
+			}
+		}
+		now = rd.Deadline
+	}
+	if first < 0 {
+		t.Fatal("no seal change sent")
+	}
+	// The next datagram to member 1 carries the same seal, SealRepeat later.
+	for {
+		rd := c.Ready(now)
+		if s := sealsTo1(rd); len(s) > 0 {
+			if now-at != cfg.SealRepeat || s[0] != first {
+				t.Fatalf("after seal %d sent at %v: next datagram at %v (+%v) with seal %d; want the same seal %v later", first, at, now, now-at, s[0], cfg.SealRepeat)
+			}
+			break
+		}
+		if now-at > cfg.Frame {
+			t.Fatalf("no datagram to member 1 within a frame of the seal change")
+		}
+		now = rd.Deadline
+	}
+	// With SealRepeat negative the copy waits for the repeat interval.
+	cfg = memberConfig(2, 0)
+	cfg.SealRepeat = -1
+	c = newCore(t, cfg, 0)
+	now, first = 0, -1
+	for now < 10*frameLen {
+		rd := c.Ready(now)
+		if s := sealsTo1(rd); len(s) > 0 && now >= 5*frameLen {
+			if first >= 0 && s[0] == first && now-at < cfg.MinInterval {
+				t.Fatalf("SealRepeat -1: seal %d sent again %v later, before the repeat interval %v", first, now-at, cfg.MinInterval)
+			}
+			first, at = s[len(s)-1], now
+		}
+		now = rd.Deadline
 	}
 }

@@ -9,8 +9,9 @@
 // buckets to step in order, events, and the time by which Ready must be
 // called again.
 //
-// Every command is stamped with the frame it executes on, a few frames in the
-// future, sized from the measured one-way delay (see bucket.DelayPolicy).
+// Every command is stamped with the frame it executes on, a little in the
+// future: at least a lead sized from how late the others receive this
+// member's datagrams (see bucket.LeadPolicy).
 // Every member steps the same buckets in the same order, so a deterministic
 // [Simulation] computes the same world on every member.
 //

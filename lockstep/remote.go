@@ -23,11 +23,12 @@ type remote struct {
 	sentAt    [sentRing]time.Duration
 	sentNum   [sentRing]uint16
 	lastSend  time.Duration
-	sent      bool         // anything sent yet
-	acked     uint32       // how many of our commands it holds
-	ackedSeal bucket.Frame // our seal as it holds it
-	sealSent  bucket.Frame // our seal in the last datagram to it
-	urgent    bool         // a command or a seal change waits to go out
+	sent      bool          // anything sent yet
+	acked     uint32        // how many of our commands it holds
+	ackedSeal bucket.Frame  // our seal as it holds it
+	sealSent  bucket.Frame  // our seal in the last datagram to it
+	copyAt    time.Duration // when our newest seal goes out to it again (Config.SealRepeat), or 0
+	urgent    bool          // a command or a seal change waits to go out
 	urgentAt  time.Duration
 
 	// Receiving from it.
@@ -37,8 +38,8 @@ type remote struct {
 	lastRecv    time.Duration
 	clockOff    [clockSamples]time.Duration // its frame clock minus our receive time
 	clockN      int
-	maxClock    time.Duration // the furthest frame-clock position heard from it
-	reportedLag time.Duration // its report of how far our clock, as it last heard it, lags its own at its frame ticks
+	newestClock time.Duration // the frame clock in its newest datagram
+	reportedLag time.Duration // its report of how late our datagrams' news reaches it (see sampleLateness): what our lead must cover
 
 	// When we stopped listening to it.
 	suspectedAt time.Duration
@@ -75,8 +76,9 @@ type remote struct {
 	rtts         *bucket.Samples // recent RTTs, for the minimum
 	minRTTNow    time.Duration   // the smallest of rtts
 	offsets      *bucket.Samples // receive time minus its send time: one-way delay plus clock offset
-	lags         *bucket.Samples // at our frame ticks: our frame clock minus the furthest of its we heard
-	lagHigh      time.Duration   // high percentile of lags, reported back to it
+	lags         *bucket.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness)
+	lagHigh      time.Duration   // high percentile of lags
+	lagPeak      time.Duration   // the worst of lags, forgotten slowly (peakMemory)
 }
 
 func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
@@ -168,6 +170,39 @@ func (r *remote) clockAt(now time.Duration) (time.Duration, bool) {
 		best = max(best, o)
 	}
 	return now + best + r.minRTT()/2, true
+}
+
+// peakMemory is how slowly the worst lateness seen is forgotten: its
+// excess over the high percentile shrinks by a factor e over this time. The
+// window of samples holds a few seconds, too little to see a burst of
+// losses that comes once in tens of seconds; the peak keeps the lead
+// covering such a burst for a while after it.
+const peakMemory = 20 * time.Second
+
+// minLateSamples is how many samples of lateness it takes before we report
+// any: the first report replaces the initial lead at once.
+const minLateSamples = 32
+
+// addLateness records one sample of how late its datagrams' news reached
+// us. The percentile is recomputed every tenth frame (sorting is costly),
+// but a sample above the peak raises it at once, if it may raise the peak:
+// a worse path must not wait ten frames to be heard.
+func (r *remote) addLateness(d time.Duration, peak bool) {
+	r.lags.Add(d)
+	if peak && d > r.lagPeak {
+		r.lagPeak = d
+	}
+}
+
+// lagReport is the Lag field of our datagrams to it: the worse of the high
+// percentile of lateness and the slowly forgotten peak, rounded up to a
+// whole tick so that a lead of that size covers it; at least one tick once
+// reported, since 0 says nothing is measured yet.
+func (r *remote) lagReport() wire.Ticks {
+	if r.lags.Len() < minLateSamples {
+		return 0
+	}
+	return max(durationTicks(max(r.lagHigh, r.lagPeak)+100*time.Microsecond-1), 1)
 }
 
 func durationTicks(d time.Duration) wire.Ticks {

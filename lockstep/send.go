@@ -39,6 +39,9 @@ func (c *Core) due(now time.Duration, r *remote) (bool, time.Duration) {
 	next := r.lastSend + c.cfg.MaxInterval
 	if c.needsRepeat(r) {
 		next = min(next, r.lastSend+c.interval(r))
+		if r.copyAt > 0 && r.ackedSeal < r.sealSent {
+			next = min(next, r.copyAt)
+		}
 	}
 	return now >= next, next
 }
@@ -123,7 +126,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			Next:     uint16(own.Next()),
 			Ack:      uint16(theirs.Next()),
 			AckSeal:  theirs.Seal(),
-			Lag:      durationTicks(r.lagHigh),
+			Lag:      r.lagReport(),
 			HasEcho:  r.heard,
 			Echo:     wire.Echo{Number: r.newest, Hold: durationTicks(now - r.newestAt)},
 			Commands: c.wireCmds[:0],
@@ -203,6 +206,12 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 	// final storage.
 	c.fixDatagrams()
 	r.urgent = false
+	// A new seal goes out again soon, unless acknowledged first; any later
+	// datagram carrying the same seal is that second copy.
+	r.copyAt = 0
+	if seal > r.sealSent && c.cfg.SealRepeat > 0 {
+		r.copyAt = now + c.cfg.SealRepeat
+	}
 	r.sealSent = seal
 }
 
@@ -237,6 +246,14 @@ func (c *Core) deadline(now time.Duration) time.Duration {
 		_, at := c.due(now, r)
 		if send < 0 || at < send {
 			send = at
+		}
+	}
+	// Under the adaptive policy our seal passes the next frame at that
+	// frame's time less the lead, between frame ticks.
+	if c.cfg.FixedDelay == 0 && c.cfg.Turns.Ahead == 0 && pos >= 0 {
+		due := time.Duration(c.table.Stream(c.self).Seal()+1)*c.cfg.Frame - c.lead.Duration()
+		if due >= pos {
+			next = min(next, now+due-pos+1)
 		}
 	}
 	if send >= 0 {

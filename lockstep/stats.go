@@ -9,12 +9,13 @@ import (
 // Stats are a core's counters and current measurements: plain values the
 // caller reads (a Session copies them out under its lock).
 type Stats struct {
-	Frame    bucket.Frame // frame clock
-	Executed bucket.Frame // newest frame stepped
-	Seal     bucket.Frame // our seal
-	Delay    int          // frames ahead commands are stamped now
+	Frame    bucket.Frame  // frame clock
+	Executed bucket.Frame  // newest frame stepped
+	Seal     bucket.Frame  // our seal
+	Delay    int           // frames ahead a command submitted at the start of a frame is stamped now
+	Lead     time.Duration // the adaptive policy's lead: how long before a frame's time our seal passes it (0 with a fixed delay or turns)
 
-	Lag      time.Duration // high percentile of how far our frame clock, as the farthest member last heard it, lags its own: what sizes the delay
+	Lag      time.Duration // the largest report of how late our datagrams' news reaches a member: what sizes the lead
 	SendWait time.Duration // high percentile of how long a seal change waited for a send
 	Slewed   time.Duration // how much the frame clock has been slowed in total
 
@@ -39,7 +40,7 @@ type PeerStats struct {
 	RTTVar    time.Duration // round-trip time variation
 	MinRTT    time.Duration // smallest recent round-trip time
 	OneWay    time.Duration // estimated high percentile of the one-way delay from it: min RTT/2 plus the delay variation
-	Lag       time.Duration // its report of how far our frame clock lags its own when it needs our seal
+	Lag       time.Duration // its report of how late our datagrams' news reaches it, by its frame clock
 	Seal      bucket.Frame  // its seal as we hold it
 	LastHeard time.Duration // when we last received from it
 }

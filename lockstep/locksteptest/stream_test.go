@@ -186,6 +186,12 @@ func runStream(t testing.TB, profile string, members, frames int, seed uint64, t
 	if profile == "modem" {
 		core.Budget = 3600
 	}
+	if transport == TransportStream {
+		// A reliable stream loses nothing, it only delays, at times by
+		// more than the default drop timeout on the worst profiles; the
+		// CLI waits as long (cmd/phalanx streamDropTimeout).
+		core.DropTimeout = time.Minute
+	}
 	res, err := Run(Config{
 		Members:   members,
 		Frames:    frames,

@@ -13,9 +13,13 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// ALPN is the TLS application protocol of the datagram channel. A QUIC
-// connection under any other ALPN fails its handshake.
-const ALPN = "phalanx/1"
+// TLS application protocols of the datagram channel, one per [Mode]. A
+// QUIC connection under any other ALPN than its own mode's fails its
+// handshake.
+const (
+	ALPN       = "phalanx/1"        // ModeDatagram
+	ALPNStream = "phalanx-stream/1" // ModeStream
+)
 
 // Application error codes with which a member closes a datagram connection
 // (QUIC CONNECTION_CLOSE, RFC 9000 §20.2).
@@ -25,11 +29,13 @@ const (
 	CodeWrongDirection quic.ApplicationErrorCode = 0x2 // the higher peer ID dialled: the lower one dials
 	CodeReplaced       quic.ApplicationErrorCode = 0x3 // a newer connection from the same member replaced it
 	CodeBadIdentity    quic.ApplicationErrorCode = 0x4 // no libp2p identity could be read from the handshake
+	CodeBadFrame       quic.ApplicationErrorCode = 0x5 // ModeStream: a frame longer than wire.MaxDatagramSize
 )
 
-// quicConfig is the QUIC configuration of every datagram connection: DATAGRAM
-// frames on, no streams, keep-alives so a quiet member is not timed out by
-// QUIC before the lockstep layer decides.
+// quicConfig is the QUIC configuration of every connection in ModeDatagram
+// (Mode.quicConfig adjusts it for ModeStream): DATAGRAM frames on, no
+// streams, keep-alives so a quiet member is not timed out by QUIC before
+// the lockstep layer decides.
 func quicConfig() *quic.Config {
 	return &quic.Config{
 		EnableDatagrams:       true,
@@ -45,10 +51,17 @@ func quicConfig() *quic.Config {
 // presents our libp2p identity and requires the client to present a valid
 // libp2p identity of its own, whatever it is. Membership is checked after
 // the handshake, so that a stranger is refused with CodeNotMember rather
-// than a TLS alert.
-func serverTLS(ident *libp2ptls.Identity) *tls.Config {
+// than a TLS alert. The listener speaks only alpn; hello, if not nil, sees
+// every ClientHello first (and may not keep it).
+func serverTLS(ident *libp2ptls.Identity, alpn string, hello func(*tls.ClientHelloInfo)) *tls.Config {
 	conf, _ := ident.ConfigForPeer("")
-	conf.NextProtos = []string{ALPN}
+	conf.NextProtos = []string{alpn}
+	if hello != nil {
+		conf.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			hello(h)
+			return nil, nil // the configuration as it is
+		}
+	}
 	// ConfigForPeer's check reports the key on a channel and is meant for
 	// one connection; this one serves every connection and keeps nothing.
 	conf.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
@@ -58,8 +71,9 @@ func serverTLS(ident *libp2ptls.Identity) *tls.Config {
 	return conf
 }
 
-// clientTLS returns the TLS configuration for dialling member remote: the
-// handshake fails unless the server proves the libp2p identity remote.
+// clientTLS returns the TLS configuration for dialling member remote in
+// ModeDatagram (set NextProtos for the other mode): the handshake fails
+// unless the server proves the libp2p identity remote.
 func clientTLS(ident *libp2ptls.Identity, remote peer.ID) *tls.Config {
 	conf, _ := ident.ConfigForPeer(remote)
 	conf.NextProtos = []string{ALPN}

@@ -17,10 +17,10 @@ const (
 	dirOut = "out"
 )
 
-// packetLog writes one line per datagram, in the spirit of the anet debug
-// drivers' packet logs:
+// packetLog writes one line per datagram (in ModeStream, per packet), in
+// the spirit of the anet debug drivers' packet logs:
 //
-//	# phalanx packet log: session "demo", slot 1 of 3 (12D3KooW...), ms since the session start
+//	# phalanx packet log: session "demo", slot 1 of 3 (12D3KooW...), datagram transport, ms since the session start
 //	  1234.567 in   2  148 seal=37 cmds=3 n=812 dt=49.8
 //	  1236.001 out  2   96 seal=38 cmds=0 n=815
 //
@@ -40,10 +40,10 @@ type packetLog struct {
 	err   error // first write error; logging stops after it
 }
 
-func newPacketLog(w io.Writer, sess *Session, members int) *packetLog {
+func newPacketLog(w io.Writer, sess *Session, members int, mode Mode) *packetLog {
 	l := &packetLog{w: bufio.NewWriterSize(w, 32<<10), start: sess.Start, last: make([]time.Time, members)}
-	fmt.Fprintf(l.w, "# phalanx packet log: session %q, slot %d of %d (%s), ms since the session start\n",
-		sess.ID, sess.Self, members, sess.Members[sess.Self])
+	fmt.Fprintf(l.w, "# phalanx packet log: session %q, slot %d of %d (%s), %s transport, ms since the session start\n",
+		sess.ID, sess.Self, members, sess.Members[sess.Self], mode)
 	return l
 }
 

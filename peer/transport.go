@@ -1,12 +1,16 @@
 package peer
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +25,7 @@ import (
 	"github.com/phalanx-net/phalanx/peer/netsim"
 )
 
-// Errors of the datagram transport.
+// Errors of the transport.
 var (
 	ErrTransportBusy    = errors.New("peer: the host's datagram socket is in use by another transport")
 	ErrClosed           = errors.New("peer: transport closed")
@@ -29,6 +33,7 @@ var (
 	ErrNoSuchMember     = errors.New("peer: no such member")
 	ErrDatagramTooLarge = errors.New("peer: datagram too large")
 	ErrInvalidSession   = errors.New("peer: session does not fit this host")
+	ErrModeMismatch     = errors.New("peer: transport mode mismatch")
 )
 
 var _ lockstep.Transport = (*Transport)(nil)
@@ -43,8 +48,21 @@ const DefaultIncomingBuffer = 1024
 const DefaultSilenceWarning = time.Second
 
 // TransportConfig configures [NewTransport]. The zero value is an
-// unimpaired transport that logs nothing.
+// unimpaired datagram transport that logs nothing.
 type TransportConfig struct {
+	// Mode is how packets travel: ModeDatagram (the zero value), one QUIC
+	// datagram each, or ModeStream, the reliable ordered baseline. Every
+	// member of the session must use the same mode.
+	Mode Mode
+
+	// StreamQueue bounds, in ModeStream, the bytes (frames, length
+	// prefixes included) queued for one member that QUIC has not taken
+	// yet because its flow or congestion control holds them back; 0 means
+	// DefaultStreamQueue, and it is never less than one frame. Send drops
+	// a packet that does not fit (MemberStats.SendDropped). Unused in
+	// ModeDatagram.
+	StreamQueue int
+
 	// Profile, if set, impairs every datagram this member sends (and the
 	// QUIC packets that carry handshakes and acknowledgements): the
 	// datagram socket is wrapped by netsim.WrapPacketConn with a generator
@@ -53,7 +71,7 @@ type TransportConfig struct {
 	// directions.
 	Profile *netsim.Profile
 
-	// PacketLog, if set, receives one line per datagram sent or received
+	// PacketLog, if set, receives one line per packet sent or received
 	// (see docs/network.md, "Diagnostics"). Lines are buffered and flushed
 	// every 250 ms and on Close.
 	PacketLog io.Writer
@@ -63,7 +81,7 @@ type TransportConfig struct {
 
 	// IncomingBuffer is the capacity of the Incoming channel; 0 means
 	// DefaultIncomingBuffer. When it is full, arriving datagrams are
-	// dropped and counted.
+	// dropped and counted; in ModeStream the readers wait instead.
 	IncomingBuffer int
 
 	// SilenceWarning is how long nothing may arrive from any member before
@@ -71,10 +89,16 @@ type TransportConfig struct {
 	SilenceWarning time.Duration
 }
 
+// modeMismatchGrace is how long NewTransport goes on listening after a
+// member dialled in the other mode, before it gives up.
+const modeMismatchGrace = 2 * time.Second
+
 // Transport is the datagram channel of one session: one QUIC connection per
 // pair of members, carrying unreliable datagrams (RFC 9221), authenticated
 // by the members' libp2p identities. It implements [lockstep.Transport];
-// slots are indices in Session.Members.
+// slots are indices in Session.Members. In ModeStream the same connections
+// carry the packets on streams instead, reliably and in order (the
+// baseline; see [Mode]).
 //
 // Send is called from one goroutine at a time (as lockstep.Transport
 // says); Stats, Incoming and Close are safe for concurrent use with it and
@@ -87,19 +111,25 @@ type Transport struct {
 	impaired *netsim.Conn // nil without a profile
 	qt       *quic.Transport
 	ln       *quic.Listener
+	mode     Mode
+	queue    int // ModeStream: bound of each member's send queue, bytes
 
-	conns []atomic.Pointer[quic.Conn] // by slot
+	links []atomic.Pointer[link] // by slot
 	in    chan lockstep.Inbound
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu        sync.Mutex // guards closed, connected, ready, dialErr
-	closed    bool
-	connected int
-	ready     chan struct{} // closed once every member is connected
-	dialErr   []error       // by slot: why the last dial failed
+	mu          sync.Mutex // guards closed, connected, ready, dialErr, failErr, mismatchErr
+	closed      bool
+	connected   int
+	ready       chan struct{} // closed once every member is connected
+	dialErr     []error       // by slot: why the last dial failed
+	failed      chan struct{} // closed by fail: NewTransport gives up at once
+	failErr     error
+	mismatch    chan struct{} // cap 1: a member dialled in the other mode (checkHello)
+	mismatchErr error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -115,26 +145,37 @@ type Transport struct {
 	silent   atomic.Bool // the silence warning is out; the next datagram clears it
 }
 
-type memberCounters struct {
-	sent, sentBytes, recv, recvBytes, sendErrors, dropped atomic.Uint64
+// link is the connection to one member and, in ModeStream, the send queue
+// of its stream.
+type link struct {
+	conn *quic.Conn
+	out  *streamSender // nil in ModeDatagram
 }
 
-// MemberStats counts one member's datagrams, payload bytes only.
+type memberCounters struct {
+	sent, sentBytes, recv, recvBytes, sendErrors, dropped, sendDropped atomic.Uint64
+}
+
+// MemberStats counts one member's datagrams, payload bytes only. In
+// ModeStream a "datagram" is one packet, carried in a stream frame; the
+// counts leave out the frames' length prefixes.
 type MemberStats struct {
 	Connected         bool   // a connection to the member is open
-	DatagramsSent     uint64 // datagrams handed to QUIC for it
+	DatagramsSent     uint64 // datagrams handed to QUIC for it (ModeStream: queued for its stream)
 	BytesSent         uint64
 	DatagramsReceived uint64 // datagrams that arrived from it
 	BytesReceived     uint64
 	SendErrors        uint64 // sends that failed (too large, connection gone)
-	Dropped           uint64 // of its datagrams, dropped because Incoming was full
+	Dropped           uint64 // of its datagrams, dropped because Incoming was full (never in ModeStream)
+	SendDropped       uint64 // ModeStream: packets Send dropped because the member's stream queue was full
 }
 
 // TransportStats are the transport's counters. Counters only grow.
 type TransportStats struct {
+	Mode       Mode              // how the packets travel
 	Members    []MemberStats     // by slot; this member's own entry stays zero
 	Dropped    uint64            // datagrams dropped because Incoming was full
-	Refused    uint64            // connections refused: strangers, wrong direction, unreadable identity
+	Refused    uint64            // connections refused: strangers, wrong direction, unreadable identity, another mode
 	Silences   uint64            // times nothing arrived from anyone for SilenceWarning
 	Impairment *netsim.ConnStats // what the profile did to outgoing packets; nil without one
 }
@@ -142,6 +183,10 @@ type TransportStats struct {
 // NewTransport opens the datagram channel of sess on h's datagram socket
 // and waits until it is connected to every other member, as long as ctx
 // allows; on failure it names the members it could not reach.
+//
+// A member in the other [Mode] fails the handshake (each mode has its own
+// ALPN): NewTransport then returns at once an error wrapping
+// [ErrModeMismatch] that names the member, on both sides, and logs it.
 //
 // The member with the lower peer ID of each pair dials; the higher accepts.
 // An accepted connection whose libp2p identity is not a member of sess is
@@ -156,6 +201,9 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 	n := len(sess.Members)
 	if int(sess.Self) >= n || sess.Members[sess.Self] != h.ID() || len(sess.Endpoints) != n {
 		return nil, fmt.Errorf("%w: host %s, session members %v, self %d", ErrInvalidSession, h.ID(), sess.Members, sess.Self)
+	}
+	if cfg.Mode != ModeDatagram && cfg.Mode != ModeStream {
+		return nil, fmt.Errorf("peer: unknown transport mode %d", cfg.Mode)
 	}
 	if cfg.Profile != nil {
 		if err := cfg.Profile.Validate(); err != nil {
@@ -175,20 +223,24 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 		buf = DefaultIncomingBuffer
 	}
 	t := &Transport{
-		host:    h,
-		sess:    sess,
-		self:    sess.Self,
-		log:     log.With("session", sess.ID, "slot", sess.Self),
-		conns:   make([]atomic.Pointer[quic.Conn], n),
-		in:      make(chan lockstep.Inbound, buf),
-		ready:   make(chan struct{}),
-		epoch:   time.Now(),
-		members: make([]memberCounters, n),
-		dialErr: make([]error, n),
+		host:     h,
+		sess:     sess,
+		self:     sess.Self,
+		log:      log.With("session", sess.ID, "slot", sess.Self),
+		mode:     cfg.Mode,
+		queue:    max(cmp.Or(cfg.StreamQueue, DefaultStreamQueue), streamFrameHeader+wire.MaxDatagramSize),
+		links:    make([]atomic.Pointer[link], n),
+		in:       make(chan lockstep.Inbound, buf),
+		ready:    make(chan struct{}),
+		failed:   make(chan struct{}),
+		mismatch: make(chan struct{}, 1),
+		epoch:    time.Now(),
+		members:  make([]memberCounters, n),
+		dialErr:  make([]error, n),
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	if cfg.PacketLog != nil {
-		t.plog = newPacketLog(cfg.PacketLog, sess, n)
+		t.plog = newPacketLog(cfg.PacketLog, sess, n, cfg.Mode)
 	}
 
 	var pc net.PacketConn = sock
@@ -198,7 +250,7 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 		pc = t.impaired
 	}
 	t.qt = &quic.Transport{Conn: pc}
-	t.ln, err = t.qt.Listen(serverTLS(h.ident), quicConfig())
+	t.ln, err = t.qt.Listen(serverTLS(h.ident, cfg.Mode.alpn(), t.checkHello), cfg.Mode.quicConfig())
 	if err != nil {
 		t.qt.Close()
 		if t.impaired != nil {
@@ -217,28 +269,48 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 			t.wg.Go(func() { t.dialLoop(bucket.Slot(slot), id) })
 		}
 	}
-	select {
-	case <-t.ready:
-	case <-ctx.Done():
-		var missing []string
+	stop := func(reason *error) error {
 		t.mu.Lock()
-		for slot, id := range sess.Members {
-			if bucket.Slot(slot) != t.self && t.conns[slot].Load() == nil {
-				m := fmt.Sprintf("%d (%s at %s", slot, id, sess.Endpoints[slot])
-				if err := t.dialErr[slot]; err != nil {
-					m += ": " + err.Error()
-				} else if id < h.ID() {
-					m += ": it has not dialled us"
-				}
-				missing = append(missing, m+")")
-			}
-		}
+		err := *reason
 		t.mu.Unlock()
 		t.Close()
-		return nil, fmt.Errorf("peer: datagram channel: members %s not connected: %w", strings.Join(missing, ", "), context.Cause(ctx))
+		return err
+	}
+	var giveUp <-chan time.Time // set once a member dialled in the other mode
+	for connected := false; !connected; {
+		select {
+		case <-t.ready:
+			connected = true
+		case <-t.mismatch:
+			// The member's handshake failed with an alert that tells it
+			// why. Listen a while longer, so that the alert, or its repeat
+			// if the network loses it, reaches the member.
+			giveUp = time.After(modeMismatchGrace)
+		case <-giveUp:
+			return nil, stop(&t.mismatchErr)
+		case <-t.failed:
+			return nil, stop(&t.failErr)
+		case <-ctx.Done():
+			var missing []string
+			t.mu.Lock()
+			for slot, id := range sess.Members {
+				if bucket.Slot(slot) != t.self && t.links[slot].Load() == nil {
+					m := fmt.Sprintf("%d (%s at %s", slot, id, sess.Endpoints[slot])
+					if err := t.dialErr[slot]; err != nil {
+						m += ": " + err.Error()
+					} else if id < h.ID() {
+						m += ": it has not dialled us"
+					}
+					missing = append(missing, m+")")
+				}
+			}
+			t.mu.Unlock()
+			t.Close()
+			return nil, fmt.Errorf("peer: datagram channel: members %s not connected: %w", strings.Join(missing, ", "), context.Cause(ctx))
+		}
 	}
 	t.wg.Go(t.monitor(cfg.SilenceWarning))
-	t.log.Info("peer: datagram channel up", "members", n, "addr", pc.LocalAddr(), "impaired", cfg.Profile != nil)
+	t.log.Info("peer: datagram channel up", "members", n, "addr", pc.LocalAddr(), "mode", cfg.Mode, "impaired", cfg.Profile != nil)
 	return t, nil
 }
 
@@ -252,11 +324,22 @@ func (hostSocket) Close() error { return nil }
 // closes.
 func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 	addr := net.UDPAddrFromAddrPort(t.sess.Endpoints[slot])
+	conf := clientTLS(t.host.ident, id)
+	conf.NextProtos = []string{t.mode.alpn()}
 	backoff := 50 * time.Millisecond
 	for t.ctx.Err() == nil {
-		conn, err := t.qt.Dial(t.ctx, addr, clientTLS(t.host.ident, id), quicConfig())
+		conn, err := t.qt.Dial(t.ctx, addr, conf, t.mode.quicConfig())
 		if err == nil {
 			t.attach(slot, conn)
+			return
+		}
+		if refusedALPN(err) {
+			err = fmt.Errorf("%w: member %d (%s) refuses the %s transport (ALPN %q): it runs the %s transport", ErrModeMismatch, slot, id, t.mode, t.mode.alpn(), t.mode.other())
+			t.log.Warn("peer: transport mode mismatch", "member", slot, "id", id, "err", err)
+			t.mu.Lock()
+			t.dialErr[slot] = err
+			t.mu.Unlock()
+			t.fail(err)
 			return
 		}
 		t.log.Debug("peer: dialling member failed; retrying", "member", slot, "id", id, "err", err)
@@ -296,13 +379,78 @@ func (t *Transport) acceptLoop() {
 	}
 }
 
+// checkHello sees every ClientHello before the handshake goes on. One that
+// offers only the other mode's ALPN comes from a member in the other mode,
+// if it comes from a member's address: the handshake is about to fail with
+// no_application_protocol (which tells the member), and this logs why and
+// makes NewTransport give up after modeMismatchGrace.
+func (t *Transport) checkHello(hello *tls.ClientHelloInfo) {
+	if slices.Contains(hello.SupportedProtos, t.mode.alpn()) {
+		return
+	}
+	theirs, ok := modeOfALPN(hello.SupportedProtos)
+	if !ok {
+		return // another protocol altogether: the handshake fails, nothing to add
+	}
+	t.refused.Add(1)
+	var from netip.AddrPort
+	if hello.Conn != nil {
+		if a, ok := hello.Conn.RemoteAddr().(*net.UDPAddr); ok {
+			from = a.AddrPort()
+		}
+	}
+	for slot, ep := range t.sess.Endpoints {
+		if bucket.Slot(slot) == t.self || !sameAddr(ep, from) {
+			continue
+		}
+		id := t.sess.Members[slot]
+		err := fmt.Errorf("%w: member %d (%s) dialled for the %s transport, this member runs the %s transport", ErrModeMismatch, slot, id, theirs, t.mode)
+		t.log.Warn("peer: refused a connection: transport mode mismatch", "member", slot, "id", id, "err", err)
+		t.mu.Lock()
+		t.dialErr[slot] = err
+		t.mismatchErr = err
+		t.mu.Unlock()
+		select {
+		case t.mismatch <- struct{}{}:
+		default:
+		}
+		return
+	}
+	t.log.Warn("peer: refused a connection: transport mode mismatch", "from", from, "ours", t.mode, "theirs", theirs)
+}
+
+func sameAddr(a, b netip.AddrPort) bool {
+	return a.Addr().Unmap() == b.Addr().Unmap() && a.Port() == b.Port()
+}
+
+// refusedALPN says whether a dial failed because the server accepts none
+// of the ALPNs offered: its TLS alert no_application_protocol (RFC 7301),
+// as a QUIC crypto error (RFC 9001 §4.8).
+func refusedALPN(err error) bool {
+	const noApplicationProtocol = 120
+	var te *quic.TransportError
+	return errors.As(err, &te) && te.Remote && te.ErrorCode == 0x100+noApplicationProtocol
+}
+
+// fail makes NewTransport give up at once with err, if it has not
+// returned yet; the first reason stays.
+func (t *Transport) fail(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failErr == nil {
+		t.failErr = err
+		close(t.failed)
+	}
+}
+
 func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why string, id peer.ID, err error) {
 	t.refused.Add(1)
 	t.log.Warn("peer: refused a datagram connection", "from", conn.RemoteAddr(), "id", id, "why", why, "err", err)
 	_ = conn.CloseWithError(code, why)
 }
 
-// attach makes conn the connection to slot and starts reading it.
+// attach makes conn the connection to slot and starts reading it, and in
+// ModeStream writing its stream.
 func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
 	t.mu.Lock()
 	if t.closed {
@@ -310,50 +458,83 @@ func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
 		_ = conn.CloseWithError(CodeClosed, "transport closed")
 		return
 	}
-	old := t.conns[slot].Swap(conn)
+	l := &link{conn: conn}
+	if t.mode == ModeStream {
+		l.out = newStreamSender(slot, t.queue, t.log)
+	}
+	old := t.links[slot].Swap(l)
 	if old == nil {
 		t.connected++
-		if t.connected == len(t.conns)-1 {
+		if t.connected == len(t.links)-1 {
 			close(t.ready)
 		}
 	}
-	t.wg.Go(func() { t.readLoop(slot, conn) })
+	if l.out != nil {
+		t.wg.Go(func() { l.out.run(conn) })
+		t.wg.Go(func() { t.streamReadLoop(slot, conn) })
+	} else {
+		t.wg.Go(func() { t.readLoop(slot, conn) })
+	}
 	t.mu.Unlock()
 	t.log.Debug("peer: member connected", "member", slot, "remote", conn.RemoteAddr())
 	if old != nil {
-		_ = old.CloseWithError(CodeReplaced, "replaced by a newer connection")
+		_ = old.conn.CloseWithError(CodeReplaced, "replaced by a newer connection")
 	}
 }
 
 // readLoop moves the datagrams of one connection onto Incoming, promptly:
 // quic-go queues only 128 of them and drops the rest.
 func (t *Transport) readLoop(slot bucket.Slot, conn *quic.Conn) {
-	m := &t.members[slot]
 	for {
 		data, err := conn.ReceiveDatagram(t.ctx)
 		if err != nil {
-			if t.ctx.Err() == nil && t.conns[slot].Load() == conn {
-				t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
-			}
+			t.connectionLost(slot, conn, err)
 			return
 		}
-		now := time.Now()
-		t.lastRecv.Store(max(int64(now.Sub(t.epoch)), 1))
-		if t.silent.CompareAndSwap(true, false) {
-			t.log.Info("peer: datagrams arriving again", "from", slot)
-		}
-		m.recv.Add(1)
-		m.recvBytes.Add(uint64(len(data)))
-		if t.plog != nil {
-			t.plog.record(now, dirIn, slot, data)
-		}
+		t.deliver(slot, data)
+	}
+}
+
+// connectionLost logs the end of conn, unless the transport is closing or
+// a newer connection replaced it.
+func (t *Transport) connectionLost(slot bucket.Slot, conn *quic.Conn, err error) {
+	if l := t.links[slot].Load(); t.ctx.Err() == nil && l != nil && l.conn == conn {
+		t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
+	}
+}
+
+// deliver counts and logs one packet from slot and puts it on Incoming.
+// In ModeDatagram a full Incoming drops it; in ModeStream, where nothing
+// may be lost, it waits (and QUIC's flow control in time holds the member
+// back). It returns false if the transport closed meanwhile.
+func (t *Transport) deliver(slot bucket.Slot, data []byte) bool {
+	m := &t.members[slot]
+	now := time.Now()
+	t.lastRecv.Store(max(int64(now.Sub(t.epoch)), 1))
+	if t.silent.CompareAndSwap(true, false) {
+		t.log.Info("peer: datagrams arriving again", "from", slot)
+	}
+	m.recv.Add(1)
+	m.recvBytes.Add(uint64(len(data)))
+	if t.plog != nil {
+		t.plog.record(now, dirIn, slot, data)
+	}
+	in := lockstep.Inbound{From: slot, Data: data}
+	if t.mode == ModeStream {
 		select {
-		case t.in <- lockstep.Inbound{From: slot, Data: data}:
-		default:
-			t.dropped.Add(1)
-			m.dropped.Add(1)
+		case t.in <- in:
+			return true
+		case <-t.ctx.Done():
+			return false
 		}
 	}
+	select {
+	case t.in <- in:
+	default:
+		t.dropped.Add(1)
+		m.dropped.Add(1)
+	}
+	return true
 }
 
 // Send sends one datagram to member to, unreliably. data is copied; it
@@ -362,9 +543,14 @@ func (t *Transport) readLoop(slot bucket.Slot, conn *quic.Conn) {
 // under congestion. It returns an error wrapping [ErrNoSuchMember] for a bad
 // slot or this member's own, [ErrClosed] after Close, and an error when the
 // connection to the member is gone.
+//
+// In ModeStream Send queues data as the next frame of the member's stream
+// and returns without waiting for QUIC; when the queue is full
+// (TransportConfig.StreamQueue) it drops data and returns nil, as
+// lockstep.Transport allows on a congested path.
 func (t *Transport) Send(to bucket.Slot, data []byte) error {
-	if int(to) >= len(t.conns) || to == t.self {
-		return fmt.Errorf("%w: slot %d of %d (self %d)", ErrNoSuchMember, to, len(t.conns), t.self)
+	if int(to) >= len(t.links) || to == t.self {
+		return fmt.Errorf("%w: slot %d of %d (self %d)", ErrNoSuchMember, to, len(t.links), t.self)
 	}
 	if t.ctx.Err() != nil {
 		return ErrClosed
@@ -374,12 +560,15 @@ func (t *Transport) Send(to bucket.Slot, data []byte) error {
 		m.sendErrors.Add(1)
 		return fmt.Errorf("%w: %d bytes, limit %d", ErrDatagramTooLarge, len(data), wire.MaxDatagramSize)
 	}
-	conn := t.conns[to].Load()
-	if conn == nil {
+	l := t.links[to].Load()
+	if l == nil {
 		m.sendErrors.Add(1)
 		return fmt.Errorf("%w: slot %d", ErrNotConnected, to)
 	}
-	if err := conn.SendDatagram(data); err != nil {
+	if l.out != nil {
+		return t.sendStream(to, l.out, data)
+	}
+	if err := l.conn.SendDatagram(data); err != nil {
 		m.sendErrors.Add(1)
 		var tooLarge *quic.DatagramTooLargeError
 		if errors.As(err, &tooLarge) {
@@ -389,6 +578,29 @@ func (t *Transport) Send(to bucket.Slot, data []byte) error {
 			return ErrClosed
 		}
 		return fmt.Errorf("peer: sending to member %d: %w", to, err)
+	}
+	m.sent.Add(1)
+	m.sentBytes.Add(uint64(len(data)))
+	if t.plog != nil {
+		t.plog.record(time.Now(), dirOut, to, data)
+	}
+	return nil
+}
+
+// sendStream queues data for member to's stream (ModeStream).
+func (t *Transport) sendStream(to bucket.Slot, out *streamSender, data []byte) error {
+	m := &t.members[to]
+	queued, err := out.enqueue(data)
+	if err != nil {
+		m.sendErrors.Add(1)
+		if t.ctx.Err() != nil {
+			return ErrClosed
+		}
+		return fmt.Errorf("peer: sending to member %d: %w", to, err)
+	}
+	if !queued {
+		m.sendDropped.Add(1)
+		return nil
 	}
 	m.sent.Add(1)
 	m.sentBytes.Add(uint64(len(data)))
@@ -411,6 +623,7 @@ func (t *Transport) LocalAddr() net.Addr { return t.qt.Conn.LocalAddr() }
 // Stats returns a snapshot of the counters.
 func (t *Transport) Stats() TransportStats {
 	s := TransportStats{
+		Mode:     t.mode,
 		Members:  make([]MemberStats, len(t.members)),
 		Dropped:  t.dropped.Load(),
 		Refused:  t.refused.Load(),
@@ -418,15 +631,16 @@ func (t *Transport) Stats() TransportStats {
 	}
 	for i := range t.members {
 		m := &t.members[i]
-		c := t.conns[i].Load()
+		l := t.links[i].Load()
 		s.Members[i] = MemberStats{
-			Connected:         c != nil && c.Context().Err() == nil,
+			Connected:         l != nil && l.conn.Context().Err() == nil,
 			DatagramsSent:     m.sent.Load(),
 			BytesSent:         m.sentBytes.Load(),
 			DatagramsReceived: m.recv.Load(),
 			BytesReceived:     m.recvBytes.Load(),
 			SendErrors:        m.sendErrors.Load(),
 			Dropped:           m.dropped.Load(),
+			SendDropped:       m.sendDropped.Load(),
 		}
 	}
 	if t.impaired != nil {
@@ -447,9 +661,9 @@ func (t *Transport) Close() error {
 		t.mu.Unlock()
 		t.cancel()
 		var wg sync.WaitGroup
-		for i := range t.conns {
-			if c := t.conns[i].Load(); c != nil {
-				wg.Go(func() { _ = c.CloseWithError(CodeClosed, "transport closed") })
+		for i := range t.links {
+			if l := t.links[i].Load(); l != nil {
+				wg.Go(func() { _ = l.conn.CloseWithError(CodeClosed, "transport closed") })
 			}
 		}
 		wg.Wait()
@@ -493,7 +707,7 @@ func (t *Transport) monitor(limit time.Duration) func() {
 						t.log.Warn("peer: packet log", "err", err)
 					}
 				}
-				if limit < 0 || len(t.conns) == 1 {
+				if limit < 0 || len(t.links) == 1 {
 					continue
 				}
 				last := max(time.Duration(t.lastRecv.Load()), since)

@@ -193,9 +193,4 @@ func TestSimTransport(t *testing.T) {
 	if d := (&runFlags{transport: "stream", frameMS: 50}).coreConfig(netsim.Profile{}).DropTimeout; d != streamDropTimeout {
 		t.Errorf("drop timeout over the stream %v, want %v", d, streamDropTimeout)
 	}
-	// Over real sockets there is no stream baseline: mesh refuses it before
-	// starting anything.
-	if code, _, errs := runCLI(t, "mesh", "--transport", "stream"); code != 2 || !strings.Contains(errs, "only in virtual time") {
-		t.Errorf("mesh --transport stream: exit %d, %q", code, errs)
-	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/examples/rts/cursor"
 	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
 	"github.com/phalanx-net/phalanx/peer"
 )
@@ -53,7 +54,7 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&mf.listen, "listen", peer.DefaultListenAddr, "libp2p listen multiaddr")
 	fs.StringVar(&mf.key, "key", "", "identity key file (created if missing; empty: a fresh identity)")
 	fs.BoolVar(&mf.mdns, "mdns", false, "find the other members on the LAN with mDNS instead of --join")
-	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per datagram to `FILE`")
+	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per packet sent or received to `FILE`")
 	fs.BoolVar(&mf.showAddr, "show-addr", false, "print this member's address (for the others' --join) and exit; use with --key and a fixed --listen port")
 }
 
@@ -203,7 +204,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	if err != nil {
 		return res, err
 	}
-	tc := peer.TransportConfig{Profile: &profile, Logger: logger}
+	tc := peer.TransportConfig{Mode: transportMode(mf.transport), Profile: &profile, Logger: logger}
 	if mf.packetLog != "" {
 		f, err := os.Create(mf.packetLog)
 		if err != nil {
@@ -412,6 +413,16 @@ loop:
 		runErrV = errors.New("interrupted")
 	}
 	return res, runErrV
+}
+
+// transportMode returns the peer transport mode of a --transport value
+// (checked by runFlags.check). Every member of a session must use the
+// same: a member in the other mode fails to connect, naming it.
+func transportMode(transport string) peer.Mode {
+	if transport == locksteptest.TransportStream {
+		return peer.ModeStream
+	}
+	return peer.ModeDatagram
 }
 
 // udpHeader is the IPv4 and UDP header bytes counted per packet on the wire.

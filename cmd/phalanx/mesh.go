@@ -84,6 +84,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
 		fmt.Fprintln(stderr, "\nRuns every member as its own process over real QUIC on loopback, impaired by the profile.")
+		fmt.Fprintln(stderr, "With --transport stream every member carries its packets on QUIC streams instead of datagrams.")
 		fmt.Fprintln(stderr, "Exits 0 when every surviving member reached the same hash.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
@@ -152,7 +153,8 @@ func (m *meshRun) memberArgs(index int) []string {
 	args := []string{"member",
 		"--peers", strconv.Itoa(f.peers), "--frames", strconv.Itoa(f.frames), "--seed", strconv.FormatUint(f.seed, 10),
 		"--profile", f.profile, "--sim", f.sim, "--frame-ms", strconv.Itoa(f.frameMS),
-		"--delay", strconv.Itoa(f.delay), "--budget", strconv.Itoa(f.budget), "--policy", f.policy, "--index", strconv.Itoa(index),
+		"--delay", strconv.Itoa(f.delay), "--budget", strconv.Itoa(f.budget), "--policy", f.policy, "--transport", f.transport,
+		"--index", strconv.Itoa(index),
 		"--session", fmt.Sprintf("mesh-%d-%d", f.seed, os.Getpid()),
 	}
 	if f.record != "" {
@@ -213,7 +215,11 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		close(lines)
 	}()
 	tty := isTerminal(m.stdout)
-	fmt.Fprintf(m.stdout, "%d members over QUIC on loopback, profile %s, %d frames of %s at %d ms\n", m.n, m.f.profile, m.f.frames, m.f.sim, m.f.frameMS)
+	over := "datagrams"
+	if m.f.transport == locksteptest.TransportStream {
+		over = "streams (the reliable ordered baseline)"
+	}
+	fmt.Fprintf(m.stdout, "%d members over QUIC %s on loopback, profile %s, %d frames of %s at %d ms\n", m.n, over, m.f.profile, m.f.frames, m.f.sim, m.f.frameMS)
 	ticker := time.NewTicker(500 * time.Millisecond)
 	defer ticker.Stop()
 	lastPrint := time.Time{}
@@ -286,13 +292,20 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	rep, ok := m.report(time.Since(start))
 	rep.print(m.stdout)
 	if m.f.json {
-		b, _ := json.Marshal(rep)
+		b, _ := json.Marshal(meshReport{rep, m.f.transport})
 		fmt.Fprintln(m.stdout, string(b))
 	}
 	if !ok || !rep.Identical {
 		return 1
 	}
 	return 0
+}
+
+// meshReport is the JSON of phalanx mesh: the report of the contract and
+// how the packets travelled.
+type meshReport struct {
+	*report
+	Transport string `json:"transport"` // datagram or stream
 }
 
 // abort kills the member processes started so far and waits for them.

@@ -53,8 +53,28 @@ func TestMeshKilledMember(t *testing.T) {
 	}
 }
 
+// TestMeshStream: three member processes play over QUIC streams, the
+// baseline, on the bad profile and end identical; the JSON says how.
+func TestMeshStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three processes for a 2 s session")
+	}
+	t.Setenv("PHALANX_TEST_MEMBER", "1")
+	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "80", "--frame-ms", "25", "--profile", "bad", "--sim", "null", "--transport", "stream", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	m := lastJSON(t, out)
+	if m["identical"] != true || m["transport"] != "stream" || len(m["survivors"].([]any)) != 3 {
+		t.Fatalf("identical %v, transport %v, survivors %v", m["identical"], m["transport"], m["survivors"])
+	}
+	if !strings.Contains(out, "over QUIC streams") {
+		t.Errorf("the output does not say the members used streams:\n%s", out)
+	}
+}
+
 func TestMeshBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--peers", "0"}, {"--kill", "9@10"}, {"--profile", "nowhere"}, {"extra"}} {
+	for _, args := range [][]string{{"--peers", "0"}, {"--kill", "9@10"}, {"--profile", "nowhere"}, {"--transport", "pigeon"}, {"extra"}} {
 		if code, _, errs := runCLI(t, append([]string{"mesh"}, args...)...); code != 2 || errs == "" {
 			t.Errorf("%v: exit %d, %q", args, code, errs)
 		}

@@ -28,9 +28,9 @@ type runFlags struct {
 	budget  int
 	policy  string
 	record  string // directory of the replays to write, or ""
-	// transport is "datagram" or "stream" (locksteptest.Transport*);
-	// virtual says the command runs in virtual time, the only place the
-	// stream transport exists.
+	// transport is "datagram" or "stream" (locksteptest.Transport*): in
+	// virtual time the harness's stream model, over real sockets
+	// peer.ModeStream. virtual says the command runs in virtual time.
 	transport string
 	virtual   bool
 }
@@ -47,7 +47,7 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N")
 	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
 	fs.StringVar(&f.record, "record", "", "write each member's replay to `DIR`/member-N.phx (creating DIR)")
-	fs.StringVar(&f.transport, "transport", locksteptest.TransportDatagram, "how commands travel: datagram (Phalanx: unreliable datagrams) or stream (a reliable ordered stream per pair of members: the baseline; virtual time only)")
+	fs.StringVar(&f.transport, "transport", locksteptest.TransportDatagram, "how lockstep packets travel: datagram (Phalanx: unreliable datagrams) or stream (the baseline: a reliable ordered stream per pair of members; a TCP-like model in virtual time, a QUIC stream over real sockets)")
 }
 
 func (f *runFlags) check() error {
@@ -65,11 +65,7 @@ func (f *runFlags) check() error {
 		return fmt.Errorf("--policy: %w", err)
 	}
 	switch f.transport {
-	case locksteptest.TransportDatagram:
-	case locksteptest.TransportStream:
-		if !f.virtual {
-			return errors.New("--transport stream: the stream baseline exists only in virtual time (phalanx sim, phalanx bench); over real sockets members exchange QUIC datagrams")
-		}
+	case locksteptest.TransportDatagram, locksteptest.TransportStream:
 	default:
 		return fmt.Errorf("--transport %q: want datagram or stream", f.transport)
 	}

@@ -232,6 +232,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	// Timing: echo of our datagram, one-way delay variation, clock.
 	if p.HasEcho {
 		r.echo(now, p.Echo)
+		if r.leaveSent && int16(p.Echo.Number-r.leaveNum) >= 0 {
+			r.leaveHeard = true
+		}
 	}
 	newer := first || int16(p.Number-r.newest) > 0
 	var skipped int // datagrams numbered between the newest before this one and this one

@@ -1549,3 +1549,38 @@ func TestSealGoesOutTwice(t *testing.T) {
 		now = rd.Deadline
 	}
 }
+
+// TestEveryoneLeavesAtOnce is the end of a game: every member leaves at the
+// same moment and each exits (goes silent) as soon as its core reports
+// Left. A member must not count itself left before the others have heard
+// that it leaves, or they wait a drop timeout for it.
+func TestEveryoneLeavesAtOnce(t *testing.T) {
+	n := newTestNet(t, 3, 91, nil)
+	n.planRandom([]bucket.Slot{0, 1, 2}, 0, 50*frameLen, 80*time.Millisecond)
+	n.runUntil(60 * frameLen)
+	exited := make([]bool, 3)
+	n.block = func(_ time.Duration, from, to bucket.Slot) bool { return exited[from] || exited[to] }
+	leaveAt := n.now
+	for _, c := range n.cores {
+		if _, err := c.Leave(leaveAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := make([]time.Duration, 3)
+	n.afterReady = func(i int, rd lockstep.Ready) {
+		if n.cores[i].Left() && !exited[i] {
+			exited[i], left[i] = true, n.now
+		}
+	}
+	limit := leaveAt + 2*lockstep.DefaultDropTimeout
+	for slices.Contains(exited, false) && n.step(limit) {
+	}
+	for i, at := range left {
+		if !exited[i] {
+			t.Fatalf("member %d never left", i)
+		}
+		if at-leaveAt > time.Second {
+			t.Errorf("member %d left %v after the leave, want well under a second on a 10 ms network", i, at-leaveAt)
+		}
+	}
+}

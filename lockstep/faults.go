@@ -306,18 +306,23 @@ func (c *Core) Leave(now time.Duration) (bucket.Frame, error) {
 }
 
 // Left reports whether this member announced its leave and every member it
-// listens to has acknowledged its commands up to the leave frame.
+// listens to has acknowledged the announcement and its commands up to the
+// leave frame (or the drop timeout passed since the leave).
 func (c *Core) Left() bool { return c.left }
 
 // checkLeft notes when every live member holds our seal up to the leave
-// frame.
+// frame and has heard of the leave.
 func (c *Core) checkLeft(now time.Duration) {
 	if !c.leaving || c.left {
 		return
 	}
 	if now < c.leaveAtTime+c.cfg.DropTimeout {
 		for _, r := range c.peers {
-			if r != nil && c.live(r.slot) && r.ackedSeal < c.leaveFrame {
+			// It must hold our commands up to the leave frame and have
+			// heard that we leave: holding them is not enough, for it
+			// may have acknowledged our seal before we announced the
+			// leave, and would then wait for us until its drop timeout.
+			if r != nil && c.live(r.slot) && (r.ackedSeal < c.leaveFrame || !r.leaveHeard) {
 				return
 			}
 		}

@@ -46,6 +46,12 @@ type remote struct {
 
 	// Datagrams we sent it acknowledging its whole stream up to its leave.
 	leaveAcks int
+	// Our own leave: the number of the first datagram to it that announced
+	// it, and whether it has echoed that one or a later one, which proves
+	// it heard the announcement.
+	leaveSent  bool
+	leaveNum   uint16
+	leaveHeard bool
 
 	// Its membership view (faults.go).
 	hasView bool

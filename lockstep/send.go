@@ -184,6 +184,9 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			r.leaveAcks++
 		}
 		p.Number = r.recordSend(now)
+		if p.HasLeave && !r.leaveSent {
+			r.leaveSent, r.leaveNum = true, p.Number
+		}
 		start := len(c.arena)
 		var err error
 		c.arena, err = p.Append(c.arena)

@@ -17,7 +17,10 @@
 // commit-then-reveal so no member can choose it, and the lowest peer ID
 // announces the start time. [NewTransport] then opens one QUIC connection per
 // pair of members under the ALPN "phalanx/1", authenticated by the members'
-// libp2p TLS identities; a peer that is not a member is refused. [DiscoverMDNS]
+// libp2p TLS identities, and carries the lockstep packets in QUIC datagrams;
+// a peer that is not a member is refused. In [ModeStream], the baseline to
+// compare against, the packets travel instead over one reliable ordered QUIC
+// stream per direction, under the ALPN "phalanx-stream/1". [DiscoverMDNS]
 // finds the other members on a LAN.
 //
 // In this package's API, peer.ID and peer.AddrInfo are the types of libp2p's

@@ -289,7 +289,7 @@ func (f *benchFlags) runFlags(profile, policy, transport string) *runFlags {
 	}
 	return &runFlags{
 		peers: peers, frames: f.frameCount(), seed: f.seed, profile: profile, sim: "null",
-		frameMS: 50, budget: -1, policy: policy, transport: transport, virtual: true,
+		frameMS: 50, budget: -1, policy: policy, transport: transport,
 	}
 }
 
@@ -341,7 +341,7 @@ func netlibProfile() netsim.Profile {
 // destination", redundant copies and retransmissions included.
 func (n *netlibRun) measure(peers, frames int, seed uint64) {
 	t := newDeliveryTracker(peers)
-	f := &runFlags{peers: peers, frames: frames, seed: seed, sim: "null", frameMS: 50, budget: -1, policy: n.Policy, transport: n.Transport, virtual: true}
+	f := &runFlags{peers: peers, frames: frames, seed: seed, sim: "null", frameMS: 50, budget: -1, policy: n.Policy, transport: n.Transport}
 	profile := netlibProfile()
 	res, err := locksteptest.Run(locksteptest.Config{
 		Members: peers,

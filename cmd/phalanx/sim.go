@@ -30,9 +30,8 @@ type runFlags struct {
 	record  string // directory of the replays to write, or ""
 	// transport is "datagram" or "stream" (locksteptest.Transport*): in
 	// virtual time the harness's stream model, over real sockets
-	// peer.ModeStream. virtual says the command runs in virtual time.
+	// peer.ModeStream.
 	transport string
-	virtual   bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
@@ -130,8 +129,11 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 	if f.transport == locksteptest.TransportStream {
 		// A reliable stream loses nothing, it only delays: wait for it
 		// as a TCP session would, rather than drop a member stuck
-		// behind a retransmission after the datagram default of 5 s.
+		// behind a retransmission after the datagram default of 5 s;
+		// and a second copy of each seal would only queue behind the
+		// first.
 		cfg.DropTimeout = streamDropTimeout
+		cfg.SealRepeat = -1
 	}
 	return cfg
 }
@@ -143,7 +145,7 @@ const streamDropTimeout = time.Minute
 func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("phalanx sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f := runFlags{virtual: true}
+	var f runFlags
 	f.register(fs, 4, 600)
 	var ff faultFlags
 	ff.register(fs)

@@ -58,12 +58,12 @@ type Config struct {
 	MaxDatagramSize int // largest datagram produced (default and maximum wire.MaxDatagramSize)
 	Window          int // how many frames past its executed frame a member accepts commands and seals (default 1200, or more to exceed the drop timeout plus MaxDelay)
 
-	MinInterval time.Duration // shortest gap between repeats to one member (default half a frame: the seal changes once a frame)
-	// SealRepeat is how long after a datagram carrying a new seal the seal
-	// goes out again to that member, unless acknowledged by then or sent
-	// again meanwhile (default a tenth of a frame; negative never): one
-	// lost datagram then costs SealRepeat, not a repeat interval, and the
-	// adaptive lead covers it.
+	MinInterval time.Duration // shortest gap between repeats to one member (default a frame: the seal changes once a frame, and each change goes out twice)
+	// SealRepeat is how long after a datagram carrying a new seal or new
+	// commands it goes out again to that member, unless acknowledged by
+	// then or sent again meanwhile (default a tenth of a frame; negative
+	// never): one lost datagram then costs SealRepeat, not a repeat
+	// interval, and the adaptive lead covers it.
 	SealRepeat  time.Duration
 	MaxInterval time.Duration // longest silence towards a member: a keep-alive is sent after it (default 250 ms)
 	// Budget caps the bytes per second this member sends, counting
@@ -151,7 +151,7 @@ func (c *Config) applyDefaults() error {
 		// The window must outlast a stall on a silent member (see below).
 		def(&c.Window, max(DefaultWindow, int(c.DropTimeout/c.Frame)+c.MaxDelay+1))
 	}
-	defDur(&c.MinInterval, c.Frame/2)
+	defDur(&c.MinInterval, c.Frame)
 	defDur(&c.SealRepeat, c.Frame/10)
 	defDur(&c.MaxInterval, DefaultMaxInterval)
 	defDur(&c.Margin, DefaultMargin)

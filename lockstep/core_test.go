@@ -486,7 +486,7 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		MaxCommandSize:  lockstep.DefaultMaxCommandSize,
 		MaxDatagramSize: wire.MaxDatagramSize,
 		Window:          lockstep.DefaultWindow,
-		MinInterval:     lockstep.DefaultFrame / 2,
+		MinInterval:     lockstep.DefaultFrame,
 		SealRepeat:      lockstep.DefaultFrame / 10,
 		MaxInterval:     lockstep.DefaultMaxInterval,
 		Margin:          lockstep.DefaultMargin,
@@ -505,11 +505,12 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		t.Errorf("Stats().Delay = %d before any measurement, want %d", d, lockstep.DefaultInitialDelay)
 	}
 
-	// Set fields are kept; the min interval follows the frame.
+	// Set fields are kept; the min interval and the seal repeat follow the
+	// frame.
 	c = newCore(t, lockstep.Config{Members: 2, Self: 0, Frame: 20 * time.Millisecond, Window: 500, Budget: 5000}, 0)
 	got = c.Config()
-	if got.Frame != 20*time.Millisecond || got.MinInterval != 10*time.Millisecond || got.Window != 500 || got.Budget != 5000 {
-		t.Errorf("Config() = %+v, want frame 20ms, min interval 10ms, window 500, budget 5000", got)
+	if got.Frame != 20*time.Millisecond || got.MinInterval != 20*time.Millisecond || got.SealRepeat != 2*time.Millisecond || got.Window != 500 || got.Budget != 5000 {
+		t.Errorf("Config() = %+v, want frame 20ms, min interval 20ms, seal repeat 2ms, window 500, budget 5000", got)
 	}
 }
 

@@ -27,7 +27,8 @@ type remote struct {
 	acked     uint32        // how many of our commands it holds
 	ackedSeal bucket.Frame  // our seal as it holds it
 	sealSent  bucket.Frame  // our seal in the last datagram to it
-	copyAt    time.Duration // when our newest seal goes out to it again (Config.SealRepeat), or 0
+	nextSent  uint32        // our next sequence number in the last datagram to it
+	copyAt    time.Duration // when our newest seal and commands go out to it again (Config.SealRepeat), or 0
 	urgent    bool          // a command or a seal change waits to go out
 	urgentAt  time.Duration
 

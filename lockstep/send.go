@@ -39,7 +39,7 @@ func (c *Core) due(now time.Duration, r *remote) (bool, time.Duration) {
 	next := r.lastSend + c.cfg.MaxInterval
 	if c.needsRepeat(r) {
 		next = min(next, r.lastSend+c.interval(r))
-		if r.copyAt > 0 && r.ackedSeal < r.sealSent {
+		if r.copyAt > 0 {
 			next = min(next, r.copyAt)
 		}
 	}
@@ -209,13 +209,13 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 	// final storage.
 	c.fixDatagrams()
 	r.urgent = false
-	// A new seal goes out again soon, unless acknowledged first; any later
-	// datagram carrying the same seal is that second copy.
+	// A new seal or new commands go out again soon, unless acknowledged
+	// first (due checks); any later datagram is that second copy.
 	r.copyAt = 0
-	if seal > r.sealSent && c.cfg.SealRepeat > 0 {
+	if (seal > r.sealSent || own.Next() > r.nextSent) && c.cfg.SealRepeat > 0 {
 		r.copyAt = now + c.cfg.SealRepeat
 	}
-	r.sealSent = seal
+	r.sealSent, r.nextSent = seal, own.Next()
 }
 
 // fixDatagrams re-slices every pending datagram from the current arena, which

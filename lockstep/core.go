@@ -228,6 +228,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	first := !r.heard
 	r.heard = true
 	r.lastRecv = now
+	if first {
+		r.heardPos = c.position(now)
+	}
 
 	// Timing: echo of our datagram, one-way delay variation, clock.
 	if p.HasEcho {
@@ -244,13 +247,19 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		}
 		r.newest, r.newestAt = p.Number, now
 	}
+	// A datagram sent before the path first carried anything waited for
+	// the connection to be set up (handshakes lost and repeated): its delay
+	// says nothing of the path, so it is not a sample.
 	sent := ticksDuration(p.Sent)
-	r.offsets.Add(now - c.epoch - sent)
 	clock := ticksDuration(p.Clock)
+	settled := clock >= r.heardPos
+	if settled {
+		r.offsets.Add(now - c.epoch - sent)
+	}
 	r.clockOff[r.clockN%clockSamples] = clock - now
 	r.clockN++
 	if newer {
-		c.sampleLateness(now, r, skipped, clock)
+		c.sampleLateness(now, r, skipped, clock, settled)
 	}
 	r.reportedLag = ticksDuration(p.Lag)
 
@@ -444,12 +453,13 @@ func (c *Core) turnLength() int {
 // seal when ours reaches g·frame. The skipped datagrams numbered in between
 // were lost or overtaken: their news arrived with this one, so each counts
 // from its estimated send time, spread evenly between the previous newest
-// datagram's clock and this one's. A datagram before frame 0 says nothing.
-func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock time.Duration) {
+// datagram's clock and this one's. A datagram before frame 0 says nothing,
+// nor one sent before the path first carried anything (settled false).
+func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock time.Duration, settled bool) {
 	pos := c.position(now)
 	prev := r.newestClock
 	r.newestClock = clock
-	if pos < 0 || clock <= 0 {
+	if pos < 0 || clock <= 0 || !settled {
 		return
 	}
 	if prev > 0 && skipped > 0 {

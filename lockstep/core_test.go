@@ -79,6 +79,9 @@ type testNet struct {
 	dup     bool                                               // deliver every datagram twice
 	reverse bool                                               // deliver each batch in reverse order
 	block   func(now time.Duration, from, to bucket.Slot) bool // drop when true
+	// heldUntil holds every datagram sent before it until then, as a
+	// connection that takes that long to set up would.
+	heldUntil time.Duration
 
 	// syncSubmit calls Ready just before each Submit, so the stamped frame
 	// can be checked against Stats.
@@ -296,7 +299,11 @@ func (n *testNet) ready(i int) {
 			t.Errorf("member %d: datagram seal %d above own seal %d", i, p.Seal, st.Seal)
 		}
 		lastTo[d.To] = p.Seal
-		n.inflight = append(n.inflight, flight{at: now + n.latency, from: bucket.Slot(i), to: d.To, data: bytes.Clone(d.Data)})
+		at := now + n.latency
+		if now < n.heldUntil {
+			at = n.heldUntil + n.latency // waits for the connection
+		}
+		n.inflight = append(n.inflight, flight{at: at, from: bucket.Slot(i), to: d.To, data: bytes.Clone(d.Data)})
 	}
 	for to, seal := range lastTo {
 		if seal < n.sealTo[i][to] {
@@ -1582,6 +1589,24 @@ func TestEveryoneLeavesAtOnce(t *testing.T) {
 		}
 		if at-leaveAt > time.Second {
 			t.Errorf("member %d left %v after the leave, want well under a second on a 10 ms network", i, at-leaveAt)
+		}
+	}
+}
+
+// TestConnectionSetupIsNotLateness holds every datagram of the first two
+// seconds of play until the third (connections slow to set up): those
+// arrive seconds late, but they measure the setup, not the path, so the lead
+// settles as on any 10 ms network instead of remembering two seconds.
+func TestConnectionSetupIsNotLateness(t *testing.T) {
+	n := newTestNet(t, 3, 5, nil)
+	n.heldUntil = 40 * frameLen
+	n.planRandom([]bucket.Slot{0, 1, 2}, 0, 200*frameLen, 80*time.Millisecond)
+	n.runUntil(200 * frameLen)
+	n.runUntilExecuted(slices.Max(n.lastStamp)+5, 300*frameLen)
+	n.checkAllExecuted()
+	for i, c := range n.cores {
+		if l := c.Stats().Lead; l > 100*time.Millisecond {
+			t.Errorf("member %d: lead %v after the connections were set up, want the 10 ms network's (under 100 ms)", i, l)
 		}
 	}
 }

@@ -34,7 +34,8 @@ type remote struct {
 
 	// Receiving from it.
 	heard       bool
-	newest      uint16 // newest datagram number received, for echoes
+	heardPos    time.Duration // our frame-clock position when we first heard from it
+	newest      uint16        // newest datagram number received, for echoes
 	newestAt    time.Duration
 	lastRecv    time.Duration
 	clockOff    [clockSamples]time.Duration // its frame clock minus our receive time

@@ -230,7 +230,8 @@ func (c *Core) fixDatagrams() {
 }
 
 // deadline returns when Ready must next be called: the next frame tick, the
-// next repeat or keep-alive, or when the budget allows the next send.
+// next advance of our seal, the next copy, repeat or keep-alive, or when the
+// budget allows the next send.
 func (c *Core) deadline(now time.Duration) time.Duration {
 	pos := c.position(now)
 	var next time.Duration

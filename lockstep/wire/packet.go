@@ -138,7 +138,7 @@ type Packet struct {
 	Ack     uint16       // the receiver's stream: the next sequence number the sender lacks (mod 2^16)
 	AckSeal bucket.Frame // the receiver's seal as the sender holds it
 
-	Lag Ticks // sender's high percentile of how far the receiver's frame clock, as last heard, lagged its own at its frame ticks
+	Lag Ticks // how late the receiver's datagrams reach the sender, by the frame clocks: the lead the receiver's seals need (docs/protocol.md)
 
 	HasEcho bool
 	Echo    Echo

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -21,10 +20,7 @@ import (
 	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
 	"github.com/quic-go/quic-go"
 
-	"github.com/phalanx-net/phalanx/bucket"
-	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
 )
 
 // TestSessionsOverQUICStreamsBadProfile: four members play 300 frames over
@@ -34,109 +30,8 @@ func TestSessionsOverQUICStreamsBadProfile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 300-frame real-time session")
 	}
-	const members, frames = 4, 300
-	frame := 20 * time.Millisecond
-	profile, err := netsim.Named("bad")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hosts := newHosts(t, members)
-	params := func(int) SessionParams {
-		p := testParams(members)
-		p.FrameMillis = int(frame / time.Millisecond)
-		return p
-	}
-	sessions, errs := joinAll(t, hosts, params, nil)
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("member %d: Join: %v", i, err)
-		}
-	}
-	trs := openTransports(t, hosts, sessions, func(int) TransportConfig {
-		return TransportConfig{Mode: ModeStream, Profile: &profile, Logger: testLogger()}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-
-	var mu sync.Mutex
-	hashes := make([]map[bucket.Frame]uint64, members)
-	done := make(chan int, members)
-	runs := make([]*lockstep.Session, members)
-	origin := time.Now()
-	clock := func() time.Duration { return time.Since(origin) }
-	for i := range members {
-		hashes[i] = map[bucket.Frame]uint64{}
-		sess := sessions[i]
-		s, err := lockstep.NewSession(lockstep.SessionConfig{
-			Core: lockstep.Config{
-				Members: members, Self: sess.Self, Session: sess.Tag(), Frame: frame,
-				Start: sess.Start.Sub(origin), Budget: int(profile.Phases[0].Bandwidth),
-				DropTimeout: time.Minute, // a stream delays, it does not lose
-			},
-			Sim:       &hashSim{},
-			Transport: trs[i],
-			Clock:     clock,
-			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation) {
-				mu.Lock()
-				defer mu.Unlock()
-				hashes[i][f] = sim.Hash()
-				if f == frames-1 {
-					done <- i
-				}
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs[i] = s
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, s := range runs {
-		wg.Go(func() { _ = s.Run(runCtx) })
-	}
-	for i, s := range runs {
-		wg.Go(func() {
-			for k := 0; runCtx.Err() == nil; k++ {
-				if _, err := s.Submit(runCtx, []byte{byte(i), byte(k), byte(k >> 8)}); err != nil {
-					return
-				}
-				time.Sleep(3 * frame)
-			}
-		})
-	}
-	for range members {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			stop()
-			wg.Wait()
-			t.Fatal("the members did not all reach the last frame")
-		}
-	}
-	stop()
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	for f := range bucket.Frame(frames) {
-		for i := 1; i < members; i++ {
-			if hashes[i][f] != hashes[0][f] {
-				t.Fatalf("frame %d: member %d's hash differs from member 0's", f, i)
-			}
-		}
-	}
-	for i, s := range runs {
-		st := s.Stats()
-		if st.Core.Submitted == 0 || st.Core.Commands == 0 {
-			t.Errorf("member %d: %d submitted, %d commands stepped", i, st.Core.Submitted, st.Core.Commands)
-		}
-		if st.Core.Malformed+st.Core.Foreign != 0 {
-			t.Errorf("member %d: %d malformed and %d foreign datagrams", i, st.Core.Malformed, st.Core.Foreign)
-		}
-	}
-	if im := trs[0].Stats().Impairment; im == nil || im.Lost == 0 {
-		t.Errorf("the bad profile lost nothing: %+v", im)
-	}
+	// A stream delays, it does not lose: a long drop timeout.
+	sessions, trs := playOverBad(t, ModeStream, 300, 20*time.Millisecond, time.Minute, 60*time.Second)
 
 	// Reliable: once the last retransmissions are in, every member has
 	// received every packet each other member queued for it, byte for byte.
@@ -364,82 +259,6 @@ func TestStreamSenderQueueBound(t *testing.T) {
 	if _, err := s.enqueue([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
 		t.Fatalf("after a failure: %v", err)
 	}
-}
-
-// Close stops everything a stream transport started.
-func TestStreamTransportCloseLeavesNoGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
-	func() {
-		hosts := make([]*Host, 3)
-		for i := range hosts {
-			h, err := NewHost(context.Background(), HostConfig{Logger: testLogger()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hosts[i] = h
-		}
-		defer func() {
-			for _, h := range hosts {
-				if err := h.Close(); err != nil {
-					t.Errorf("host Close: %v", err)
-				}
-			}
-		}()
-		sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) }, nil)
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		profile, _ := netsim.Named("lan")
-		var logs [3]syncBuffer
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		trs := make([]*Transport, 3)
-		var wg sync.WaitGroup
-		for i := range trs {
-			wg.Go(func() {
-				var err error
-				trs[i], err = NewTransport(ctx, hosts[i], sessions[i], TransportConfig{Mode: ModeStream, Profile: &profile, PacketLog: &logs[i]})
-				if err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
-		for i, tr := range trs {
-			for to := range bucket.Slot(3) {
-				if to != sessions[i].Self {
-					if err := tr.Send(to, []byte("x")); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-		}
-		for i, tr := range trs {
-			if got := collect(tr.Incoming(), 2, 2*time.Second); len(got) != 2 {
-				t.Fatalf("member %d received %d packets, want 2", i, len(got))
-			}
-		}
-		for i, tr := range trs {
-			if err := tr.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-			if _, ok := <-tr.Incoming(); ok {
-				t.Error("Incoming still open after Close")
-			}
-			if err := tr.Send((tr.Session().Self+1)%3, []byte("x")); !errors.Is(err, ErrClosed) {
-				t.Errorf("Send after Close = %v, want ErrClosed", err)
-			}
-			if log := logs[i].String(); !bytes.Contains([]byte(log), []byte("stream transport")) || bytes.Count([]byte(log), []byte(" in  ")) != 2 {
-				t.Errorf("member %d's packet log:\n%s", i, log)
-			}
-		}
-	}()
-	settleGoroutines(t, before)
 }
 
 // FuzzStreamFrames feeds arbitrary bytes to the stream frame reader: it

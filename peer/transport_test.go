@@ -241,8 +241,14 @@ func TestTransportImpairedLoss(t *testing.T) {
 	}
 }
 
-// Close stops everything the transports and hosts started.
+// Close stops everything the transports and hosts started, in either mode.
 func TestTransportCloseLeavesNoGoroutines(t *testing.T) {
+	for _, mode := range []Mode{ModeDatagram, ModeStream} {
+		t.Run(mode.String(), func(t *testing.T) { closeLeavesNoGoroutines(t, mode) })
+	}
+}
+
+func closeLeavesNoGoroutines(t *testing.T, mode Mode) {
 	before := runtime.NumGoroutine()
 	func() {
 		hosts := make([]*Host, 3)
@@ -253,6 +259,13 @@ func TestTransportCloseLeavesNoGoroutines(t *testing.T) {
 			}
 			hosts[i] = h
 		}
+		defer func() {
+			for _, h := range hosts {
+				if err := h.Close(); err != nil {
+					t.Errorf("host Close: %v", err)
+				}
+			}
+		}()
 		sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) }, nil)
 		for _, err := range errs {
 			if err != nil {
@@ -260,7 +273,7 @@ func TestTransportCloseLeavesNoGoroutines(t *testing.T) {
 			}
 		}
 		profile, _ := netsim.Named("lan")
-		var logs [3]bytes.Buffer
+		var logs [3]syncBuffer
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		trs := make([]*Transport, 3)
@@ -268,7 +281,7 @@ func TestTransportCloseLeavesNoGoroutines(t *testing.T) {
 		for i := range trs {
 			wg.Go(func() {
 				var err error
-				trs[i], err = NewTransport(ctx, hosts[i], sessions[i], TransportConfig{Profile: &profile, PacketLog: &logs[i]})
+				trs[i], err = NewTransport(ctx, hosts[i], sessions[i], TransportConfig{Mode: mode, Profile: &profile, PacketLog: &logs[i]})
 				if err != nil {
 					t.Error(err)
 				}
@@ -281,14 +294,19 @@ func TestTransportCloseLeavesNoGoroutines(t *testing.T) {
 		for i, tr := range trs {
 			for to := range bucket.Slot(3) {
 				if to != sessions[i].Self {
-					_ = tr.Send(to, []byte("x"))
+					// A stream must take every packet; a datagram may be lost.
+					if err := tr.Send(to, []byte("x")); err != nil && mode == ModeStream {
+						t.Fatal(err)
+					}
 				}
 			}
 		}
-		for _, tr := range trs {
-			collect(tr.Incoming(), 2, time.Second)
+		for i, tr := range trs {
+			if got := collect(tr.Incoming(), 2, 2*time.Second); len(got) != 2 && mode == ModeStream {
+				t.Fatalf("member %d received %d packets, want 2", i, len(got))
+			}
 		}
-		for _, tr := range trs {
+		for i, tr := range trs {
 			if err := tr.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
@@ -298,17 +316,17 @@ func TestTransportCloseLeavesNoGoroutines(t *testing.T) {
 			if err := tr.Send((tr.Session().Self+1)%3, []byte("x")); !errors.Is(err, ErrClosed) {
 				t.Errorf("Send after Close = %v, want ErrClosed", err)
 			}
-		}
-		// The socket goes back to the host: a second transport can open.
-		tr, err := NewTransport(ctx, hosts[0], &Session{ID: "solo", Members: sessions[0].Members[sessions[0].Self : sessions[0].Self+1], Endpoints: []netip.AddrPort{hosts[0].DatagramAddr()}}, TransportConfig{})
-		if err != nil {
-			t.Fatalf("second transport on the same host: %v", err)
-		}
-		tr.Close()
-		for _, h := range hosts {
-			if err := h.Close(); err != nil {
-				t.Errorf("host Close: %v", err)
+			if log := logs[i].String(); mode == ModeStream && (!strings.Contains(log, "stream transport") || strings.Count(log, " in  ") != 2) {
+				t.Errorf("member %d's packet log:\n%s", i, log)
 			}
+		}
+		if mode == ModeDatagram {
+			// The socket goes back to the host: a second transport can open.
+			tr, err := NewTransport(ctx, hosts[0], &Session{ID: "solo", Members: sessions[0].Members[sessions[0].Self : sessions[0].Self+1], Endpoints: []netip.AddrPort{hosts[0].DatagramAddr()}}, TransportConfig{})
+			if err != nil {
+				t.Fatalf("second transport on the same host: %v", err)
+			}
+			tr.Close()
 		}
 	}()
 	settleGoroutines(t, before)

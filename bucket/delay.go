@@ -161,9 +161,12 @@ func (l *Lead) Raise(late, wait time.Duration) time.Duration {
 }
 
 // StampFrame returns the first frame whose time, at frame length frame, is
-// at least pos+lead: the frame a command submitted at frame-clock position
-// pos is stamped with under that lead (before the caller's other bounds).
-// pos+lead must not be negative.
+// at least pos+lead, and at least frame 0: the frame a command submitted at
+// frame-clock position pos is stamped with under that lead (before the
+// caller's other bounds).
 func StampFrame(pos, lead, frame time.Duration) Frame {
+	if pos+lead <= 0 {
+		return 0
+	}
 	return Frame((pos + lead + frame - 1) / frame)
 }

@@ -373,6 +373,7 @@ func TestStampFrame(t *testing.T) {
 		{ms(120), ms(2), 3},   // early in frame 2: the next frame
 		{ms(149), ms(2), 4},   // late in frame 2: the one after
 		{ms(120), ms(130), 5}, // a lead longer than a frame
+		{-ms(200), ms(30), 0}, // before frame 0: frame 0
 	} {
 		if got := StampFrame(tt.pos, tt.lead, f); got != tt.want {
 			t.Errorf("StampFrame(%v, %v) = %d, want %d", tt.pos, tt.lead, got, tt.want)

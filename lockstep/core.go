@@ -369,8 +369,7 @@ func (c *Core) advanceClock(now time.Duration) {
 		// wake-up may have missed by a little; the others must allow for
 		// that wait too.
 		c.sealAt = now
-		if c.cfg.FixedDelay == 0 && c.cfg.Turns.Ahead == 0 {
-			due := time.Duration(seal)*c.cfg.Frame - c.lead.Duration()
+		if due, ok := c.sealDue(seal); ok {
 			if late := pos - due; late > 0 && late < c.cfg.Frame {
 				c.sealAt = now - late
 			}
@@ -392,7 +391,17 @@ func (c *Core) stamp(pos time.Duration) bucket.Frame {
 	if c.cfg.FixedDelay > 0 {
 		return c.frame + bucket.Frame(c.cfg.FixedDelay)
 	}
-	return max(bucket.StampFrame(max(pos+c.lead.Duration(), 0), 0, c.cfg.Frame), c.frame+1)
+	return max(bucket.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
+}
+
+// sealDue returns the frame-clock position at which, under the adaptive
+// policy, our seal passes frame g: its time less the lead. ok is false with
+// a fixed delay or turns, whose seals move at frame ticks.
+func (c *Core) sealDue(g bucket.Frame) (pos time.Duration, ok bool) {
+	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+		return 0, false
+	}
+	return time.Duration(g)*c.cfg.Frame - c.lead.Duration(), true
 }
 
 // delayFrames returns how many frames ahead a command submitted at the

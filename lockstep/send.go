@@ -252,13 +252,10 @@ func (c *Core) deadline(now time.Duration) time.Duration {
 			send = at
 		}
 	}
-	// Under the adaptive policy our seal passes the next frame at that
-	// frame's time less the lead, between frame ticks.
-	if c.cfg.FixedDelay == 0 && c.cfg.Turns.Ahead == 0 && pos >= 0 {
-		due := time.Duration(c.table.Stream(c.self).Seal()+1)*c.cfg.Frame - c.lead.Duration()
-		if due >= pos {
-			next = min(next, now+due-pos+1)
-		}
+	// Under the adaptive policy our seal passes the next frame between
+	// frame ticks.
+	if due, ok := c.sealDue(c.table.Stream(c.self).Seal() + 1); ok && pos >= 0 && due >= pos {
+		next = min(next, now+due-pos+1)
 	}
 	if send >= 0 {
 		if c.cfg.Budget > 0 {

@@ -236,16 +236,21 @@ type report struct {
 		Up   float64 `json:"up"`
 		Down float64 `json:"down"`
 	} `json:"bytes_per_peer_per_s"`
-	Datagrams   float64      `json:"datagrams_per_peer_per_s"`
-	DelayFrames []int        `json:"delay_frames"`
-	Survivors   []int        `json:"survivors"`
-	Events      []event      `json:"events"`
-	Sides       []side       `json:"sides,omitempty"`
-	Reckon      reckonReport `json:"reckon,omitempty"`
-	Commands    int          `json:"commands"`
-	CPUPercent  float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
-	VirtualS    float64      `json:"virtual_s"`
-	WallS       float64      `json:"wall_s"`
+	Datagrams   float64 `json:"datagrams_per_peer_per_s"`
+	DelayFrames []int   `json:"delay_frames"`
+	// LeadMS and LateMS are each member's adaptive lead and the lateness
+	// it sizes it from (lockstep.Stats.Lead and Lag), at the end of a
+	// virtual run.
+	LeadMS     []float64    `json:"lead_ms,omitempty"`
+	LateMS     []float64    `json:"late_ms,omitempty"`
+	Survivors  []int        `json:"survivors"`
+	Events     []event      `json:"events"`
+	Sides      []side       `json:"sides,omitempty"`
+	Reckon     reckonReport `json:"reckon,omitempty"`
+	Commands   int          `json:"commands"`
+	CPUPercent float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
+	VirtualS   float64      `json:"virtual_s"`
+	WallS      float64      `json:"wall_s"`
 }
 
 // event is one event a member saw, in the JSON of the contract.
@@ -318,6 +323,8 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 		down += m.Stats.BytesReceived
 		dgrams += m.Stats.Datagrams
 		r.DelayFrames = append(r.DelayFrames, m.Stats.Delay)
+		r.LeadMS = append(r.LeadMS, ms(m.Stats.Lead))
+		r.LateMS = append(r.LateMS, ms(m.Stats.Lag))
 	}
 	n := float64(max(1, len(r.DelayFrames)))
 	secs := max(res.Duration.Seconds(), 1e-9)

@@ -65,6 +65,10 @@ const (
 	TrailerMagic = "PHXTRAIL"
 	// MaxChunkSize bounds a chunk's stored and decompressed payload.
 	MaxChunkSize = 16 << 20
+	// MaxChunkFrames bounds the frames one chunk records (54 minutes at
+	// 20 Hz), so that the frames a file holds grow with its size: a few
+	// bytes cannot hold a run of a trillion empty frames.
+	MaxChunkFrames = 1 << 16
 )
 
 // Limits of header fields and records.

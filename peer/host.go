@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -270,10 +271,13 @@ func (h *Host) releaseDatagram() {
 // there is no file, it generates an Ed25519 key and writes it there with
 // mode 0600, atomically (a temporary file renamed into place). A file that
 // exists but does not hold a key gives an error wrapping [ErrBadIdentity]
-// that names the file.
+// that names the file; so does one larger than [MaxIdentityFile], which is
+// not read past that size (a key file given as /dev/zero fails at once).
 func LoadOrCreateIdentity(path string) (crypto.PrivKey, error) {
-	data, err := os.ReadFile(path)
+	data, err := readIdentityFile(path)
 	switch {
+	case errors.Is(err, ErrBadIdentity):
+		return nil, err
 	case err == nil:
 		key, err := crypto.UnmarshalPrivateKey(data)
 		if err != nil {
@@ -296,6 +300,28 @@ func LoadOrCreateIdentity(path string) (crypto.PrivKey, error) {
 		return nil, fmt.Errorf("peer: saving identity: %w", err)
 	}
 	return key, nil
+}
+
+// MaxIdentityFile bounds the size of an identity file: a marshalled libp2p
+// private key takes from 36 bytes (Ed25519, 68) to about 2.4 KiB (RSA 4096).
+const MaxIdentityFile = 16 << 10
+
+// readIdentityFile reads path, refusing a file of more than
+// MaxIdentityFile bytes without reading further.
+func readIdentityFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxIdentityFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxIdentityFile {
+		return nil, fmt.Errorf("%w: %s holds more than %d bytes, too many for a libp2p private key", ErrBadIdentity, path, MaxIdentityFile)
+	}
+	return data, nil
 }
 
 // writeFileAtomic writes data to a temporary file beside path with mode

@@ -635,21 +635,9 @@ func (h *Host) handleLobbyStream(s network.Stream) {
 
 // admit checks a member's hello against ours and records the pair.
 func (l *lobby) admit(pairs map[peer.ID]*pair, c *lobbyConn, m *lobbyMsg) error {
-	if m.Params == nil {
-		return fmt.Errorf("%w: %s sent a hello without parameters", ErrLobbyProtocol, c.remote)
-	}
-	if err := compareParams(l.params, *m.Params, c.remote); err != nil {
-		return err
-	}
-	if err := l.compareMembers(m.Members, c.remote); err != nil {
-		return err
-	}
-	if len(m.Commit) != 32 {
-		return fmt.Errorf("%w: %s sent a commitment of %d bytes", ErrLobbyProtocol, c.remote, len(m.Commit))
-	}
-	ep, err := netip.ParseAddrPort(m.Datagram)
+	ep, err := l.checkHello(m, c.remote)
 	if err != nil {
-		return fmt.Errorf("%w: %s announced datagram address %q: %v", ErrLobbyProtocol, c.remote, m.Datagram, err)
+		return err
 	}
 	if ep.Addr().IsUnspecified() { // bound to all interfaces: use the address we reach it at
 		if ip, ok := remoteIP(c.s.Conn().RemoteMultiaddr()); ok {
@@ -658,6 +646,29 @@ func (l *lobby) admit(pairs map[peer.ID]*pair, c *lobbyConn, m *lobbyMsg) error 
 	}
 	pairs[c.remote] = &pair{c: c, hello: m, endpoint: ep}
 	return nil
+}
+
+// checkHello checks the hello m of remote against ours: the same
+// parameters and members, a 32-byte commitment, a datagram address. It
+// returns that address.
+func (l *lobby) checkHello(m *lobbyMsg, remote peer.ID) (netip.AddrPort, error) {
+	if m.Params == nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a hello without parameters", ErrLobbyProtocol, remote)
+	}
+	if err := compareParams(l.params, *m.Params, remote); err != nil {
+		return netip.AddrPort{}, err
+	}
+	if err := l.compareMembers(m.Members, remote); err != nil {
+		return netip.AddrPort{}, err
+	}
+	if len(m.Commit) != 32 {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a commitment of %d bytes", ErrLobbyProtocol, remote, len(m.Commit))
+	}
+	ep, err := netip.ParseAddrPort(m.Datagram)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s announced datagram address %q: %v", ErrLobbyProtocol, remote, m.Datagram, err)
+	}
+	return ep, nil
 }
 
 func compareParams(ours, theirs SessionParams, remote peer.ID) error {

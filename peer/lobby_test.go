@@ -1,9 +1,14 @@
 package peer
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
+	"io"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -246,4 +251,23 @@ func TestJoinTimeout(t *testing.T) {
 		t.Fatalf("Join error %v, want DeadlineExceeded and ErrNoSession", err)
 	}
 	errorContains(t, "lower", err, higher.ID().String())
+}
+
+// TestLobbyReadAllocatesAsBytesArrive: a message that claims the largest
+// length but brings a few bytes makes the reader allocate about what
+// arrived, not the 64 KiB claimed.
+func TestLobbyReadAllocatesAsBytesArrive(t *testing.T) {
+	claim := binary.AppendUvarint(nil, maxLobbyMessage)
+	data := append(claim, `{"type":"hello"`...) // and then the stream ends
+	var before, after runtime.MemStats
+	var m lobbyMsg
+	runtime.ReadMemStats(&before)
+	err := (&lobbyConn{r: bufio.NewReaderSize(bytes.NewReader(data), 4096)}).read(&m)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("read = %v, want io.ErrUnexpectedEOF", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got >= 16<<10 {
+		t.Errorf("reading a message of %d bytes that claims %d allocated %d bytes", len(data), maxLobbyMessage, got)
+	}
 }

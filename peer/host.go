@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -73,6 +74,8 @@ type Host struct {
 
 	dgram     *net.UDPConn
 	dgramAddr netip.AddrPort
+
+	refusals *refusalLog // warnings about refused strangers, rate-limited
 
 	mu        sync.Mutex
 	closed    bool
@@ -155,6 +158,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		dgramAddr: dgram.LocalAddr().(*net.UDPAddr).AddrPort(),
 		lobbies:   make(map[string]*lobby),
 		done:      make(chan struct{}),
+		refusals:  newRefusalLog(log, RefusalLogInterval, time.Now),
 	}
 	h.SetStreamHandler(LobbyProtocol, hst.handleLobbyStream)
 	log.Info("peer: host started", "id", h.ID(), "addrs", h.Addrs(), "datagram", hst.dgramAddr)
@@ -218,6 +222,7 @@ func (h *Host) Close() error {
 	close(h.done)
 	h.mu.Unlock()
 	h.bg.Wait()
+	h.refusals.flush()
 	h.h.RemoveStreamHandler(LobbyProtocol)
 	err := h.h.Close()
 	if derr := h.dgram.Close(); err == nil {

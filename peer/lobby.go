@@ -607,7 +607,7 @@ func (h *Host) handleLobbyStream(s network.Stream) {
 		refuse(refuseNoSession, "")
 		return
 	case !slices.Contains(l.members, c.remote):
-		h.log.Warn("peer: lobby: refused a stranger", "session", m.Params.SessionID, "from", c.remote)
+		h.refusals.refused("peer: lobby: refused a stranger", "session", m.Params.SessionID, "from", c.remote)
 		refuse(refuseNotMember, fmt.Sprintf("%s is not among the %d members of session %q", c.remote, len(l.members), l.params.SessionID))
 		return
 	case c.remote > l.self:

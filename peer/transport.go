@@ -416,7 +416,7 @@ func (t *Transport) checkHello(hello *tls.ClientHelloInfo) {
 		}
 		return
 	}
-	t.log.Warn("peer: refused a connection: transport mode mismatch", "from", from, "ours", t.mode, "theirs", theirs)
+	t.host.refusals.refused("peer: refused a connection: transport mode mismatch", "from", from, "ours", t.mode, "theirs", theirs)
 }
 
 func sameAddr(a, b netip.AddrPort) bool {
@@ -445,7 +445,7 @@ func (t *Transport) fail(err error) {
 
 func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why string, id peer.ID, err error) {
 	t.refused.Add(1)
-	t.log.Warn("peer: refused a datagram connection", "from", conn.RemoteAddr(), "id", id, "why", why, "err", err)
+	t.host.refusals.refused("peer: refused a datagram connection", "from", conn.RemoteAddr(), "id", id, "why", why, "err", err)
 	_ = conn.CloseWithError(code, why)
 }
 

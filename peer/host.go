@@ -76,13 +76,15 @@ type Host struct {
 	dgramAddr netip.AddrPort
 
 	refusals *refusalLog // warnings about refused strangers, rate-limited
+	gate     *gater
 
 	mu        sync.Mutex
 	closed    bool
-	done      chan struct{}     // closed by Close: background work stops
-	bg        sync.WaitGroup    // background work, waited for by Close
-	lobbies   map[string]*lobby // joins in progress, by session ID
-	transport bool              // a Transport holds the datagram socket
+	done      chan struct{}        // closed by Close: background work stops
+	bg        sync.WaitGroup       // background work, waited for by Close
+	lobbies   map[string]*lobby    // joins in progress, by session ID
+	running   map[string][]peer.ID // members of the sessions joined, by session ID
+	transport bool                 // a Transport holds the datagram socket
 }
 
 // NewHost starts a host as cfg says. It returns an error wrapping
@@ -131,8 +133,11 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("peer: TLS identity: %w", err)
 	}
 
+	gate := newGater(time.Now)
 	h, err := libp2p.New(
 		libp2p.Identity(key),
+		libp2p.ConnectionGater(gate),
+		libp2p.Ping(false),
 		libp2p.NoTransports,
 		libp2p.Transport(libp2pquic.NewTransport),
 		libp2p.ListenAddrStrings(listen...),
@@ -157,9 +162,12 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		dgram:     dgram,
 		dgramAddr: dgram.LocalAddr().(*net.UDPAddr).AddrPort(),
 		lobbies:   make(map[string]*lobby),
+		running:   make(map[string][]peer.ID),
 		done:      make(chan struct{}),
 		refusals:  newRefusalLog(log, RefusalLogInterval, time.Now),
+		gate:      gate,
 	}
+	gate.host.Store(hst)
 	h.SetStreamHandler(LobbyProtocol, hst.handleLobbyStream)
 	log.Info("peer: host started", "id", h.ID(), "addrs", h.Addrs(), "datagram", hst.dgramAddr)
 	return hst, nil

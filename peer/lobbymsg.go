@@ -31,6 +31,7 @@ const (
 	refuseNoSession = "no-session" // the acceptor has no Join for that session (yet)
 	refuseNotMember = "not-member" // the dialer is not in the acceptor's member list
 	refuseDirection = "direction"  // the dialer's ID is higher: the acceptor should have dialled
+	refuseRunning   = "running"    // the dialer is a member, but the session started without it
 )
 
 // lobbyMsg is every lobby message; Type says which fields are set. On the

@@ -41,6 +41,8 @@ type memberFlags struct {
 	packetLog string
 	mesh      bool // driven by phalanx mesh over stdin and stdout
 	showAddr  bool
+	// lobbyTimeout bounds the wait for the other members in the lobby.
+	lobbyTimeout time.Duration
 }
 
 func (mf *memberFlags) register(fs *flag.FlagSet) {
@@ -55,7 +57,8 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&mf.key, "key", "", "identity key file (created if missing; empty: a fresh identity)")
 	fs.BoolVar(&mf.mdns, "mdns", false, "find the other members on the LAN with mDNS instead of --join")
 	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per packet sent or received to `FILE`")
-	fs.BoolVar(&mf.showAddr, "show-addr", false, "print this member's address (for the others' --join) and exit; use with --key and a fixed --listen port")
+	fs.BoolVar(&mf.showAddr, "show-addr", false, "print every address this member listens on (for the others' --join; with --json as a JSON list) and exit; use with --key and a fixed --listen port")
+	fs.DurationVar(&mf.lobbyTimeout, "lobby-timeout", 5*time.Minute, "give up when the other members have not all answered in the lobby after this long")
 }
 
 // errShowAddr ends a member that was only asked for its address.
@@ -91,6 +94,14 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if !mesh && !mf.mdns && !mf.showAddr && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
+		for _, a := range mf.join { // before the host starts
+			if _, err := libp2ppeer.AddrInfoFromString(a); err != nil {
+				return fmt.Errorf("--join %q: %v; want /ip4/ADDR/udp/PORT/quic-v1/p2p/ID as another member's --show-addr prints it", a, err)
+			}
+		}
+		if mf.lobbyTimeout <= 0 {
+			return fmt.Errorf("--lobby-timeout %v: want more than 0", mf.lobbyTimeout)
+		}
 		return nil
 	}
 	if code := parseFlags(fs, args, check); code >= 0 {
@@ -107,7 +118,7 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	timeout := time.Duration(mf.frames)*time.Duration(mf.frameMS)*time.Millisecond + 2*time.Minute
+	timeout := mf.lobbyTimeout + time.Duration(mf.frames)*time.Duration(mf.frameMS)*time.Millisecond + 2*time.Minute
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := runMember(ctx, &mf, stdout, stderr)
@@ -120,7 +131,7 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	if mesh {
 		b, _ := json.Marshal(memberMsg{Type: "result", Slot: res.Slot, Result: res})
 		fmt.Fprintln(stdout, string(b))
-	} else {
+	} else if res.Slot >= 0 { // it took part in a session
 		fmt.Fprintf(stdout, "member %d: stepped to frame %d, final hash %s, %d stalls\n", res.Slot, res.Stepped, res.FinalHash, res.Stalls)
 		for _, e := range res.Events {
 			fmt.Fprintf(stdout, "  event: %s of member %d at frame %d\n", e.Type, e.Member, e.Frame)
@@ -154,11 +165,24 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	case mf.mesh:
 		b, _ := json.Marshal(memberMsg{Type: "addrs", Addrs: addrs})
 		fmt.Fprintln(stdout, string(b))
+	case mf.showAddr && mf.json:
+		b, _ := json.Marshal(struct {
+			ID    string   `json:"id"`
+			Addrs []string `json:"addrs"`
+		}{host.ID().String(), addrs})
+		fmt.Fprintln(stdout, string(b))
+		return res, errShowAddr
 	case mf.showAddr:
-		fmt.Fprintln(stdout, addrs[0])
+		// Every address: listening on 0.0.0.0 gives one per interface, and
+		// another machine needs one of the non-loopback ones.
+		for _, a := range addrs {
+			fmt.Fprintln(stdout, a)
+		}
 		return res, errShowAddr
 	default:
-		fmt.Fprintf(stdout, "listening on %s\n", addrs[0])
+		for _, a := range addrs {
+			fmt.Fprintf(stdout, "listening on %s\n", a)
+		}
 	}
 
 	// The other members' addresses.
@@ -191,10 +215,13 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	if err != nil {
 		return res, err
 	}
-	sess, err := peer.Join(ctx, host, peer.SessionParams{
+	lobbyCtx, cancelLobby := context.WithTimeoutCause(ctx, mf.lobbyTimeout,
+		fmt.Errorf("gave up after --lobby-timeout %v: start the members missing, check the --join addresses, or raise --lobby-timeout", mf.lobbyTimeout))
+	sess, err := peer.Join(lobbyCtx, host, peer.SessionParams{
 		SessionID: mf.session, Members: mf.peers, FrameMillis: mf.frameMS,
 		Sim: mf.sim, SimVersion: g0.version,
 	}, others)
+	cancelLobby()
 	if err != nil {
 		return res, err
 	}
@@ -251,6 +278,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	frames := bucket.Frame(mf.frames)
 
 	var mu sync.Mutex
+	stepped := bucket.Frame(-1) // the newest frame of the run stepped, under mu
 	// Cursors shared by dead reckoning, outside the lockstep agreement.
 	cursors := cursor.New(cursor.Config{Members: mf.peers, Self: int(sess.Self), Seed: sess.Seed.Uint64()})
 	sessionTime := func() time.Duration { return time.Since(sess.Start) }
@@ -271,6 +299,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			if f >= frames {
 				return
 			}
+			stepped = f
 			if rw != nil {
 				_ = rw.Record(lockstep.Bucket{Frame: f, Commands: cmds}, sim) // the writer keeps its error for Close
 			}
@@ -396,7 +425,12 @@ loop:
 		mu.Unlock()
 	}
 	st := s.Stats()
-	res.Stepped, res.Stalls, res.Delay = int64(st.Stepped), st.Core.Stalls, st.Core.Delay
+	mu.Lock()
+	// Not st.Stepped: the session updates its counters after OnStep, so
+	// they may lag behind the frame that ended the run.
+	res.Stepped = int64(stepped)
+	mu.Unlock()
+	res.Stalls, res.Delay = st.Core.Stalls, st.Core.Delay
 	res.BytesUp, res.BytesDown, res.Packets = wireBytes(tr)
 	res.OneWay = oneWaySample(tr)
 	if runErrV == nil {

@@ -278,3 +278,36 @@ func TestLobbyReadAllocatesAsBytesArrive(t *testing.T) {
 		t.Errorf("reading a message of %d bytes that claims %d allocated %d bytes", len(data), maxLobbyMessage, got)
 	}
 }
+
+// TestJoinRestartedMember: a member restarted with its old key after the
+// session began is told that the session runs without it, whether it
+// dials the others (a lower ID) or waits for them to dial (a higher one,
+// which asks them after LobbyWaitReport).
+func TestJoinRestartedMember(t *testing.T) {
+	keys := make([]crypto.PrivKey, 2)
+	for i := range keys {
+		k, _, err := crypto.GenerateEd25519Key(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	for _, restart := range []string{"lower", "higher"} {
+		t.Run(restart, func(t *testing.T) {
+			hosts := []*Host{newHostWithKey(t, keys[0]), newHostWithKey(t, keys[1])}
+			mustJoin(t, hosts)
+			r := 0 // the member to restart
+			if (hosts[1].ID() < hosts[0].ID()) == (restart == "lower") {
+				r = 1
+			}
+			hosts[r].Close()
+			again := newHostWithKey(t, keys[r])
+			ctx, cancel := context.WithTimeout(context.Background(), 3*LobbyWaitReport)
+			defer cancel()
+			_, err := Join(ctx, again, testParams(2), []peer.AddrInfo{hosts[1-r].AddrInfo()})
+			if !errors.Is(err, ErrSessionRunning) {
+				t.Fatalf("restarted member's Join: %v, want ErrSessionRunning", err)
+			}
+		})
+	}
+}

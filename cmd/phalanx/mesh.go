@@ -219,7 +219,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	if m.f.transport == locksteptest.TransportStream {
 		over = "streams (the reliable ordered baseline)"
 	}
-	fmt.Fprintf(m.stdout, "%d members over QUIC %s on loopback, profile %s, %d frames of %s at %d ms\n", m.n, over, m.f.profile, m.f.frames, m.f.sim, m.f.frameMS)
+	fmt.Fprintf(m.stdout, "%s over QUIC %s on loopback, profile %s, %d frames of %s at %d ms\n", plural(m.n, "member"), over, m.f.profile, m.f.frames, m.f.sim, m.f.frameMS)
 	ticker := time.NewTicker(500 * time.Millisecond)
 	defer ticker.Stop()
 	lastPrint := time.Time{}
@@ -301,6 +301,14 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	return 0
 }
 
+// plural returns "1 member", "2 members".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // meshReport is the JSON of phalanx mesh: the report of the contract and
 // how the packets travelled.
 type meshReport struct {
@@ -338,8 +346,18 @@ func (m *meshRun) progressLine(p *meshProc) string {
 	case pr.Type == "":
 		state = "joining"
 	}
-	return fmt.Sprintf("  member %d (slot %2d) %-8s frame %5d/%d  rtt %6.1f ms  delay %2d frames  stalls %4d  %7.0f B/s up %7.0f B/s down",
-		p.index, pr.Slot, state, pr.Frame, m.f.frames, pr.RTTms, pr.Delay, pr.Stalls, pr.UpBps, pr.DownBps)
+	// Slot and frames only once known: the lobby gives the slot; a member
+	// reports the newest frame it stepped (-1 before the first), and its
+	// result the last frame of the run it stepped.
+	slot, frames := " -", "    -"
+	switch {
+	case p.result != nil && p.result.Slot >= 0:
+		slot, frames = fmt.Sprintf("%2d", p.result.Slot), fmt.Sprintf("%5d", min(p.result.Stepped+1, int64(m.f.frames)))
+	case pr.Type != "":
+		slot, frames = fmt.Sprintf("%2d", pr.Slot), fmt.Sprintf("%5d", min(pr.Frame+1, int64(m.f.frames)))
+	}
+	return fmt.Sprintf("  member %d (slot %s) %-8s frames %s/%d  rtt %6.1f ms  delay %2d frames  stalls %4d  %7.0f B/s up %7.0f B/s down",
+		p.index, slot, state, frames, m.f.frames, pr.RTTms, pr.Delay, pr.Stalls, pr.UpBps, pr.DownBps)
 }
 
 // drawTable redraws the progress table in place; drawn is how many lines

@@ -78,13 +78,14 @@ type Host struct {
 	refusals *refusalLog // warnings about refused strangers, rate-limited
 	gate     *gater
 
-	mu        sync.Mutex
-	closed    bool
-	done      chan struct{}        // closed by Close: background work stops
-	bg        sync.WaitGroup       // background work, waited for by Close
-	lobbies   map[string]*lobby    // joins in progress, by session ID
-	running   map[string][]peer.ID // members of the sessions joined, by session ID
-	transport bool                 // a Transport holds the datagram socket
+	mu           sync.Mutex
+	closed       bool
+	done         chan struct{}        // closed by Close: background work stops
+	bg           sync.WaitGroup       // background work, waited for by Close
+	lobbies      map[string]*lobby    // joins in progress, by session ID
+	running      map[string][]peer.ID // members of the sessions joined, by session ID
+	runningOrder []string             // their IDs, oldest first (at most maxRunning)
+	transport    bool                 // a Transport holds the datagram socket
 }
 
 // NewHost starts a host as cfg says. It returns an error wrapping

@@ -284,9 +284,7 @@ func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrI
 		l.log.Warn("peer: join failed", "err", err)
 		return nil, err
 	}
-	h.mu.Lock()
-	h.running[sess.ID] = sess.Members
-	h.mu.Unlock()
+	h.remember(sess)
 	l.log.Info("peer: joined", "slot", sess.Self, "members", len(sess.Members), "seed", sess.Seed.Uint64(), "start_in", time.Until(sess.Start))
 	return sess, nil
 }
@@ -301,8 +299,30 @@ func (h *Host) register(l *lobby) error {
 		return fmt.Errorf("%w: %q", ErrJoinBusy, l.params.SessionID)
 	}
 	h.lobbies[l.params.SessionID] = l
-	delete(h.running, l.params.SessionID) // joined again
+	if _, ok := h.running[l.params.SessionID]; ok { // joined again
+		delete(h.running, l.params.SessionID)
+		h.runningOrder = slices.DeleteFunc(h.runningOrder, func(id string) bool { return id == l.params.SessionID })
+	}
 	return nil
+}
+
+// maxRunning bounds the sessions a host remembers having joined, for
+// telling a restarted member that its session runs without it.
+const maxRunning = 16
+
+// remember records that the host joined sess, forgetting the oldest
+// session past maxRunning.
+func (h *Host) remember(sess *Session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.running[sess.ID]; !ok {
+		h.runningOrder = append(h.runningOrder, sess.ID)
+	}
+	h.running[sess.ID] = sess.Members
+	for len(h.runningOrder) > maxRunning {
+		delete(h.running, h.runningOrder[0])
+		h.runningOrder = h.runningOrder[1:]
+	}
 }
 
 // closeStrangers closes the connections of peers that are members of no

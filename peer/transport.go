@@ -125,7 +125,7 @@ type Transport struct {
 	dialErr     []error       // by slot: why the last dial failed
 	failed      chan struct{} // closed by fail: NewTransport gives up at once
 	failErr     error
-	mismatch    chan struct{} // cap 1: a member dialled in the other mode (checkHello)
+	mismatch    chan struct{} // cap 1: a member dialled in the other mode (otherMode)
 	mismatchErr error
 
 	closeOnce sync.Once
@@ -182,8 +182,10 @@ type TransportStats struct {
 // allows; on failure it names the members it could not reach.
 //
 // A member in the other [Mode] fails the handshake (each mode has its own
-// ALPN): NewTransport then returns at once an error wrapping
-// [ErrModeMismatch] that names the member, on both sides, and logs it.
+// ALPN) once both sides have proven their identities: NewTransport then
+// returns an error wrapping [ErrModeMismatch] that names the member, on
+// both sides (the acceptor after a short grace, so the dialler hears why),
+// and logs it. A packet of anyone else never makes it give up.
 //
 // The member with the lower peer ID of each pair dials; the higher accepts.
 // An accepted connection whose libp2p identity is not a member of sess is

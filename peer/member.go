@@ -60,7 +60,10 @@ type MemberConfig struct {
 	// Host is the member's libp2p host (see NewHost). The member uses it
 	// and leaves it open: close it once the member is done.
 	Host *Host
-	// Params are the session's parameters, the same on every member.
+	// Params are the session's parameters, the same on every member. With
+	// Params.Frames set the session ends after frame Frames-1: every member
+	// steps frames 0 to Frames-1, no more, reports the hash after the last
+	// as its final hash, and leaves. Without, it plays until Close.
 	Params SessionParams
 	// Join are the other members' addresses (see ParseAddrs). With MDNS
 	// set they are found on the local network instead.
@@ -76,10 +79,6 @@ type MemberConfig struct {
 	// the game takes the ready buckets with Member.Ready, steps them on its
 	// own goroutine and reports each with Member.Stepped.
 	NewSim func(s *Session) lockstep.Simulation
-	// Frames, when positive, ends the session after frame Frames-1: every
-	// member steps frames 0 to Frames-1, no more, reports the hash after
-	// the last as its final hash, and leaves. 0 plays until Close.
-	Frames int
 	// Input, when set, is called from the member's goroutine once for each
 	// frame as the frame clock reaches it, and every payload it returns is
 	// submitted: the input hook of a member that runs on its own. A game
@@ -174,8 +173,6 @@ func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
 	switch {
 	case cfg.Host == nil:
 		return nil, fmt.Errorf("%w: no host", ErrInvalidMember)
-	case cfg.Frames < 0:
-		return nil, fmt.Errorf("%w: %d frames", ErrInvalidMember, cfg.Frames)
 	case !cfg.MDNS && len(cfg.Join) != cfg.Params.Members-1:
 		return nil, fmt.Errorf("%w: %d members need %d addresses to join (or MDNS), got %d", ErrInvalidMember, cfg.Params.Members, cfg.Params.Members-1, len(cfg.Join))
 	}
@@ -354,8 +351,8 @@ func (m *Member) drive(ctx context.Context, sess *Session, runErr <-chan error) 
 
 // end returns the first frame past the session, or the largest frame.
 func (m *Member) end() bucket.Frame {
-	if m.cfg.Frames > 0 {
-		return bucket.Frame(m.cfg.Frames)
+	if m.cfg.Params.Frames > 0 {
+		return bucket.Frame(m.cfg.Params.Frames)
 	}
 	return bucket.Frame(1<<62 - 1)
 }

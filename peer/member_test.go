@@ -33,10 +33,10 @@ func TestMembersPushAndPullAgree(t *testing.T) {
 	defer cancel()
 	hosts := newHosts(t, 2)
 	dir := t.TempDir()
-	params := SessionParams{SessionID: "member-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1"}
+	params := SessionParams{SessionID: "member-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: frames}
 	var input int
 	push, err := Start(ctx, MemberConfig{
-		Host: hosts[0], Params: params, Join: othersOf(hosts, 0), Frames: frames,
+		Host: hosts[0], Params: params, Join: othersOf(hosts, 0),
 		NewSim: func(*Session) lockstep.Simulation { return &tally{} },
 		Input: func(f bucket.Frame) [][]byte {
 			input++
@@ -48,7 +48,7 @@ func TestMembersPushAndPullAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pull, err := Start(ctx, MemberConfig{Host: hosts[1], Params: params, Join: othersOf(hosts, 1), Frames: frames, Logger: testLogger()})
+	pull, err := Start(ctx, MemberConfig{Host: hosts[1], Params: params, Join: othersOf(hosts, 1), Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestMemberConfigIsChecked(t *testing.T) {
 		"no host":       {Params: ok, Join: make([]AddrInfo, 1)},
 		"missing joins": {Host: h, Params: ok},
 		"bad params":    {Host: h, Params: SessionParams{Members: 2}, Join: make([]AddrInfo, 1)},
-		"negative end":  {Host: h, Params: ok, Join: make([]AddrInfo, 1), Frames: -1},
+		"negative end":  {Host: h, Params: SessionParams{SessionID: "x", Members: 2, Frames: -1}, Join: make([]AddrInfo, 1)},
 	} {
 		if _, err := Start(context.Background(), cfg); err == nil {
 			t.Errorf("%s: Start accepted it", name)

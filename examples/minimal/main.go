@@ -67,9 +67,8 @@ func play(ctx context.Context, host *peer.Host, join []peer.AddrInfo, players, f
 	moves := rand.New(rand.NewPCG(rand.Uint64(), 0)) // this player's own input
 	return peer.Run(ctx, peer.MemberConfig{
 		Host:   host,
-		Params: peer.SessionParams{SessionID: "gems", Members: players, Sim: "gems", SimVersion: "1"},
+		Params: peer.SessionParams{SessionID: "gems", Members: players, Sim: "gems", SimVersion: "1", Frames: frames},
 		Join:   join,
-		Frames: frames,
 		NewSim: func(s *peer.Session) lockstep.Simulation { return newGems(s.Seed.Uint64(), players) },
 		Input: func(bucket.Frame) [][]byte {
 			if moves.IntN(4) != 0 {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -80,5 +83,21 @@ func TestGemsMovesAndScores(t *testing.T) {
 	g.Step(2, []bucket.Command{{Slot: 1, Payload: []byte{byte(int8(gem - g.pos[1]))}}})
 	if g.score[1] != 1 || g.pos[1] != gem {
 		t.Fatalf("token 1 at %d with score %d after moving onto the gem at %d", g.pos[1], g.score[1], gem)
+	}
+}
+
+// TestEmbeddingDocQuotesThisExample keeps docs/embedding.md's copy of this
+// program true.
+func TestEmbeddingDocQuotesThisExample(t *testing.T) {
+	code, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "embedding.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(doc, append(append([]byte("```go\n"), code...), "```"...)) {
+		t.Error("docs/embedding.md does not quote examples/minimal/main.go as it is: copy it there again")
 	}
 }

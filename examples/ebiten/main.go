@@ -33,8 +33,8 @@ func main() {
 	flag.Func("join", "another player's address (repeatable)", func(s string) error { join = append(join, s); return nil })
 	flag.Parse()
 	others, err := peer.ParseAddrs(join...)
-	if err != nil || *players < 2 || *players > 4 || len(others) != *players-1 {
-		fmt.Fprintln(os.Stderr, "ebiten: want --peers 2 to 4 and one --join per other player:", err)
+	if err != nil || *players < 2 || *players > 4 {
+		fmt.Fprintln(os.Stderr, "ebiten: want --peers 2 to 4 and valid --join addresses:", err)
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -45,6 +45,10 @@ func main() {
 	}
 	defer host.Close()
 	fmt.Println("address:", host.Addrs()[0])
+	if len(others) != *players-1 {
+		fmt.Fprintln(os.Stderr, "ebiten: give one --join per other player")
+		os.Exit(2)
+	}
 	m, err := peer.Start(ctx, peer.MemberConfig{
 		Host:   host,
 		Params: peer.SessionParams{SessionID: "squads", Members: *players, Sim: "squads", SimVersion: "1", Frames: *frames},

@@ -89,7 +89,7 @@ func main() {
 	flag.Parse()
 	others, err := peer.ParseAddrs(join...)
 	if err != nil || *players < 2 || *players > 4 {
-		fmt.Fprintln(os.Stderr, "minimal: want --peers 2 to 4 and one --join per other player:", err)
+		fmt.Fprintln(os.Stderr, "minimal: want --peers 2 to 4 and valid --join addresses:", err)
 		os.Exit(2)
 	}
 	ctx := context.Background()

@@ -21,4 +21,5 @@ var rulePackages = []string{
 	"mapkeys", "vec", "uuidgen", "gameclock",
 	"maprange", "draw", "float", "sources", "sortuse", "concurrency",
 	"allow", "allowpkg", "misspelled", "unmarked", "markedlater",
+	"gridutil", "skirmish",
 }

@@ -56,11 +56,13 @@ type floatCheck struct {
 	changed bool
 
 	// The function being analysed.
-	fn      *types.Func
-	locals  map[*types.Var]originSet
-	fresh   map[*types.Var]bool
-	cur     ast.Node // the statement being evaluated
-	litDept int
+	fn     *types.Func
+	locals map[*types.Var]originSet
+	// integralVars tells which local floats hold only whole numbers.
+	integralVars map[*types.Var]int8
+	fresh        map[*types.Var]bool
+	cur          ast.Node // the statement being evaluated
+	litDept      int
 }
 
 // checkFloat runs the float rule over the files of a marked package.
@@ -113,6 +115,7 @@ func (c *floatCheck) decl(decl ast.Decl) {
 		}
 		c.fn, _ = c.info.Defs[d.Name].(*types.Func)
 		c.locals = make(map[*types.Var]originSet)
+		c.integralVars = make(map[*types.Var]int8)
 		c.fresh = make(map[*types.Var]bool)
 		for range 2 { // twice, for values carried round loops
 			c.stmt(d.Body)
@@ -172,15 +175,17 @@ func (c *floatCheck) stmt(s ast.Stmt) {
 		if len(s.Lhs) != len(s.Rhs) {
 			val := c.eval(s.Rhs[0])
 			for _, l := range s.Lhs {
+				c.noteIntegral(l, nil, s.Tok)
 				c.assign(l, val, s.Tok)
 			}
 			return
 		}
 		for i, l := range s.Lhs {
 			val := c.eval(s.Rhs[i])
+			exact := c.noteIntegral(l, s.Rhs[i], s.Tok)
 			if s.Tok != token.ASSIGN && s.Tok != token.DEFINE {
 				val = union(val, c.eval(l))
-				if isTypedFloat(c.info.TypeOf(l)) {
+				if isTypedFloat(c.info.TypeOf(l)) && !exact {
 					val = union(val, c.op("float "+s.Tok.String(), nil))
 				}
 			}
@@ -194,7 +199,7 @@ func (c *floatCheck) stmt(s ast.Stmt) {
 	case *ast.IncDecStmt:
 		c.cur = s
 		val := c.eval(s.X)
-		if isTypedFloat(c.info.TypeOf(s.X)) {
+		if isTypedFloat(c.info.TypeOf(s.X)) && !c.integral(s.X) {
 			val = union(val, c.op("float "+s.Tok.String(), nil))
 		}
 		c.assign(s.X, val, token.ASSIGN)
@@ -221,6 +226,7 @@ func (c *floatCheck) stmt(s ast.Stmt) {
 				if c.freshValue(vs.Values[i]) {
 					c.fresh[v] = true
 				}
+				c.noteIntegral(name, vs.Values[i], token.DEFINE)
 				c.assign(name, c.eval(vs.Values[i]), token.DEFINE)
 			}
 		}
@@ -258,11 +264,11 @@ func (c *floatCheck) stmt(s ast.Stmt) {
 	case *ast.RangeStmt:
 		c.cur = s
 		val := c.eval(s.X)
-		if s.Key != nil {
-			c.assign(s.Key, val, s.Tok)
-		}
-		if s.Value != nil {
-			c.assign(s.Value, val, s.Tok)
+		for _, kv := range []ast.Expr{s.Key, s.Value} {
+			if kv != nil {
+				c.noteIntegral(kv, nil, token.ASSIGN)
+				c.assign(kv, val, s.Tok)
+			}
 		}
 		c.stmt(s.Body)
 	case *ast.SwitchStmt:

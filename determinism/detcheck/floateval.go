@@ -2,6 +2,7 @@ package detcheck
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -25,7 +26,7 @@ func (c *floatCheck) eval(e ast.Expr) originSet {
 		return union(c.locals[v], c.params[v])
 	case *ast.BinaryExpr:
 		val := union(c.eval(x.X), c.eval(x.Y))
-		if isFloatArith(c.info, x) {
+		if isFloatArith(c.info, x) && !(x.Op != token.QUO && c.integral(x.X) && c.integral(x.Y)) {
 			val = union(val, c.op("float "+x.Op.String(), nil))
 		}
 		return val

@@ -128,7 +128,7 @@ func analysistest_testdata(t *testing.T) string {
 // wantPattern and desyncLabel find the expectations in comments.
 var (
 	wantPattern = regexp.MustCompile("(\\w+:)?`([^`]*)`")
-	desyncLabel = regexp.MustCompile(`desync: (\w+)`)
+	desyncLabel = regexp.MustCompile(`desync: ([a-z]+)`)
 	rulePattern = regexp.MustCompile(`\\\[(\w+)\\\]`)
 )
 

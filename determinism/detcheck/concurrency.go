@@ -29,10 +29,7 @@ func checkConcurrency(pass *analysis.Pass, rep *reporter, f *ast.File) {
 	}
 	reported := make(map[types.Object]bool) // channels already reported
 	chanOp := func(pos token.Pos, ch ast.Expr, what string) {
-		var obj types.Object
-		if id := rootIdent(ch); id != nil {
-			obj = info.ObjectOf(id)
-		}
+		obj := chanObject(info, ch)
 		if obj != nil {
 			if exemptChan[obj] || reported[obj] {
 				return
@@ -87,6 +84,18 @@ func checkConcurrency(pass *analysis.Pass, rep *reporter, f *ast.File) {
 	})
 }
 
+// chanObject returns the variable or field a channel expression names
+// (ch, s.done), or nil for other expressions (ctx.Done()).
+func chanObject(info *types.Info, e ast.Expr) types.Object {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return info.ObjectOf(x)
+	case *ast.SelectorExpr:
+		return info.ObjectOf(x.Sel)
+	}
+	return nil
+}
+
 // madeInto returns the variable a make(chan) call is assigned to, or nil.
 func madeInto(info *types.Info, f *ast.File, call *ast.CallExpr) types.Object {
 	var obj types.Object
@@ -97,9 +106,7 @@ func madeInto(info *types.Info, f *ast.File, call *ast.CallExpr) types.Object {
 		}
 		for i, r := range as.Rhs {
 			if ast.Unparen(r) == call && i < len(as.Lhs) {
-				if id, ok := as.Lhs[i].(*ast.Ident); ok {
-					obj = info.ObjectOf(id)
-				}
+				obj = chanObject(info, as.Lhs[i])
 			}
 		}
 		return true

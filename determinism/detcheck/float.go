@@ -49,6 +49,8 @@ type floatCheck struct {
 	ops   map[ast.Node][]string // origin statement → operations it holds
 	paths map[ast.Node][]string // origin statement → call path of its first cause
 	sinks map[ast.Node]string   // origin statement → how it reaches the state
+	// home maps an origin statement to the function it is in.
+	home map[ast.Node]*types.Func
 
 	// params and returns carry values between the functions of the package.
 	params  map[*types.Var]originSet
@@ -70,7 +72,7 @@ func checkFloat(pass *analysis.Pass, rep *reporter, files []*ast.File) {
 	c := &floatCheck{
 		pass: pass, info: pass.TypesInfo,
 		ops: make(map[ast.Node][]string), paths: make(map[ast.Node][]string),
-		sinks:  make(map[ast.Node]string),
+		sinks: make(map[ast.Node]string), home: make(map[ast.Node]*types.Func),
 		params: make(map[*types.Var]originSet), returns: make(map[*types.Func]originSet),
 	}
 	for round := 0; round < 8; round++ {
@@ -140,6 +142,7 @@ func (c *floatCheck) op(name string, path []string) originSet {
 	if !slices.Contains(c.ops[c.cur], name) {
 		c.ops[c.cur] = append(c.ops[c.cur], name)
 	}
+	c.home[c.cur] = c.fn
 	if path != nil && c.paths[c.cur] == nil {
 		c.paths[c.cur] = path
 	}
@@ -149,7 +152,15 @@ func (c *floatCheck) op(name string, path []string) originSet {
 // sink records that the values of set reach the simulation.
 func (c *floatCheck) sink(set originSet, how string) {
 	for o := range set {
-		if _, ok := c.sinks[o]; !ok {
+		if _, ok := c.sinks[o]; ok {
+			continue
+		}
+		switch {
+		case c.fn != nil && c.home[o] != c.fn && how == "is returned by "+funcName(c.fn):
+			c.sinks[o] = "flows into " + funcName(c.fn) + ", which returns it"
+		case c.fn != nil && c.home[o] != c.fn:
+			c.sinks[o] = "flows into " + funcName(c.fn) + ", where it " + how
+		default:
 			c.sinks[o] = how
 		}
 	}

@@ -26,6 +26,11 @@ func checkSort(pass *analysis.Pass, rep *reporter, call *ast.CallExpr) {
 	switch {
 	case isPackageFunc(fn, "sort", "Slice") && len(call.Args) == 2,
 		isPackageFunc(fn, "slices", "SortFunc") && len(call.Args) == 2:
+		if isPackageFunc(calleeValue(info, call.Args[1]), "cmp", "Compare") ||
+			isPackageFunc(calleeValue(info, call.Args[1]), "strings", "Compare") ||
+			isPackageFunc(calleeValue(info, call.Args[1]), "bytes", "Compare") {
+			return // whole values compared: equal ones are indistinguishable
+		}
 		lit, ok := ast.Unparen(call.Args[1]).(*ast.FuncLit)
 		if !ok {
 			rep.add(finding{pos: call.Pos(), rule: RuleSort, msg: fmt.Sprintf(
@@ -84,6 +89,33 @@ func checkSort(pass *analysis.Pass, rep *reporter, call *ast.CallExpr) {
 	rep.add(finding{pos: call.Pos(), rule: RuleSort, msg: fmt.Sprintf(
 		"%s is not stable and its comparator can tie (it ends comparing %s): equal elements end in an unspecified order; use slices.SortStableFunc or break ties on a unique key",
 		funcName(fn), types.ExprString(x))})
+}
+
+// calleeValue returns the function a function value names (cmp.Compare,
+// possibly instantiated), or nil.
+func calleeValue(info *types.Info, e ast.Expr) *types.Func {
+	e = ast.Unparen(e)
+	switch x := e.(type) {
+	case *ast.IndexExpr:
+		e = x.X
+	case *ast.IndexListExpr:
+		e = x.X
+	}
+	var id *ast.Ident
+	switch x := e.(type) {
+	case *ast.Ident:
+		id = x
+	case *ast.SelectorExpr:
+		id = x.Sel
+	}
+	if id == nil {
+		return nil
+	}
+	fn, _ := info.Uses[id].(*types.Func)
+	if fn != nil {
+		fn = fn.Origin()
+	}
+	return fn
 }
 
 // paramObjects returns the parameters of a function type.

@@ -67,3 +67,19 @@ func Drain[C ~chan int](w *World, c C) {
 		w.Sum += v
 	}
 }
+
+// Loop holds two channels in fields: each is reported once, apart.
+type Loop struct {
+	in, quit chan int
+}
+
+func (l *Loop) Run(w *World) {
+	for {
+		v := <-l.in // want `channel receive \(in;`
+		if v < 0 {
+			l.quit <- v // want `channel send \(quit;`
+			return
+		}
+		w.Sum += <-l.in
+	}
+}

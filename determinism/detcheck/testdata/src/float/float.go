@@ -60,7 +60,7 @@ func Step(w *World, dt float64) {
 
 // cost is unexported: its float result is followed to its callers.
 func cost(a, b float64) float64 {
-	return a*a + b*b // want `float computation \(\*, \+\) decides a branch`
+	return a*a + b*b // want `float computation \(\*, \+\) flows into float.Nearest, where it decides a branch`
 }
 
 // Nearest picks a unit by a float distance: a decision.
@@ -102,7 +102,7 @@ func screen(w *World, u *Unit) (float64, float64) {
 
 // Move passes a computed value to a helper that stores it.
 func Move(u *Unit, dt float64) {
-	setX(u, u.X+dt) // want `float computation \(\+\) is stored in u.X`
+	setX(u, u.X+dt) // want `float computation \(\+\) flows into float.setX, where it is stored in u.X`
 }
 
 func setX(u *Unit, x float64) {

@@ -55,4 +55,6 @@ func Sorts(units []Unit, names []string, scores []int) {
 	sort.Stable(byHP(units))
 	slices.Sort(names)
 	sort.Strings(names)
+	slices.SortFunc(names, strings.Compare)
+	slices.SortFunc(scores, cmp.Compare[int])
 }

@@ -120,7 +120,7 @@ type vetFinding struct {
 	Col     int      `json:"column"`
 	Rule    string   `json:"rule"`
 	Message string   `json:"message"`
-	Path    []string `json:"call_path,omitempty"`
+	Path    []string `json:"call_path"` // empty unless found through calls
 }
 
 func (f vetFinding) String() string {
@@ -236,7 +236,7 @@ func vet(dir string, patterns []string, analyzer *analysis.Analyzer) (report *ve
 				Col:     pos.Column,
 				Rule:    d.Category,
 				Message: d.Message,
-				Path:    detcheck.CallPath(d),
+				Path:    append([]string{}, detcheck.CallPath(d)...),
 			})
 		}
 	}

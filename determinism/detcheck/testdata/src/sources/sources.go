@@ -8,6 +8,7 @@ package sources
 import (
 	crand "crypto/rand"
 	"fmt"
+	"hash/fnv"
 	"hash/maphash"
 	"math/rand"
 	"os"
@@ -36,7 +37,10 @@ func Spawn(u *Unit, start time.Time) {
 	u.HP += int(gameclock.Elapsed(start))     // want `the real clock via gameclock.Elapsed: time.Since at gameclock/gameclock.go:12 \[clock\]`
 	u.HP += int(gameclock.Frames(3))          // no clock reached
 	u.Seed = int64(new(maphash.Hash).Sum64()) // want `maphash.Hash.Sum64: hash/maphash is seeded at random per process.*\[maphash\]`
-	_ = time.Duration(5) * time.Millisecond   // a duration is not the clock
+	_ = time.Duration(5) * time.Millisecond
+	h := fnv.New64a() // a fixed hash: not reported
+	h.Write(u.ID[:])
+	u.Seed = int64(h.Sum64()) // a duration is not the clock
 }
 
 func Machine(u *Unit) {

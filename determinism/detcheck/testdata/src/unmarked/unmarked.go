@@ -3,6 +3,9 @@
 // directive in it is wrong. It mentions phalanx: allows games to play.
 package unmarked
 
+// Phalanx: deterministic lockstep, in prose, is no directive.
+// phalanx runs games; neither is this.
+
 import (
 	"math/rand"
 	"time"

@@ -387,12 +387,12 @@ func (c *floatCheck) target(lhs ast.Expr) (local *types.Var, state bool) {
 			if _, isPkg := c.info.Uses[identOf(x.X)].(*types.PkgName); isPkg {
 				return nil, true
 			}
-			if isPointer(c.info.TypeOf(x.X)) {
+			if isReference(c.info.TypeOf(x.X)) {
 				through = true
 			}
 			e = x.X
 		case *ast.IndexExpr:
-			if t := c.info.TypeOf(x.X); isPointer(t) {
+			if t := c.info.TypeOf(x.X); isReference(t) {
 				through = true
 			}
 			e = x.X

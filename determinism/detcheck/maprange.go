@@ -294,7 +294,7 @@ func (l *loopBody) perElement(lhs ast.Expr) bool {
 		return false
 	}
 	if obj == l.value && obj != nil && ast.Unparen(lhs) != root {
-		return isPointer(obj.Type())
+		return isReference(obj.Type())
 	}
 	if ix, ok := ast.Unparen(lhs).(*ast.IndexExpr); ok {
 		return l.sameExpr(ix.X, l.rs.X) && l.isKey(ix.Index)

@@ -42,20 +42,7 @@ type ruleCounts struct{ expected, reported, correct int }
 // the table of precision and recall per rule in docs/vet.md is the one it
 // measures. Run with -update to rewrite the table.
 func TestPrecisionRecall(t *testing.T) {
-	dir := analysistest_testdata(t)
-	cfg := &packages.Config{
-		Mode: packages.LoadAllSyntax,
-		Dir:  dir,
-		Env:  append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOPROXY=off", "GOWORK=off"),
-	}
-	pkgs, err := packages.Load(cfg, measuredPackages...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	graph, err := checker.Analyze([]*analysis.Analyzer{detcheck.Analyzer}, pkgs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	graph := analyze(t, detcheck.Analyzer, measuredPackages...)
 	counts := make(map[string]*ruleCounts)
 	for _, r := range detcheck.Rules() {
 		counts[r] = new(ruleCounts)
@@ -117,12 +104,28 @@ func TestPrecisionRecall(t *testing.T) {
 	}
 }
 
-func analysistest_testdata(t *testing.T) string {
+// analyze loads packages of testdata/src as analysistest does and runs a
+// on them.
+func analyze(t *testing.T, a *analysis.Analyzer, pkgs ...string) *checker.Graph {
+	t.Helper()
 	dir, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	cfg := &packages.Config{
+		Mode: packages.LoadAllSyntax,
+		Dir:  dir,
+		Env:  append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOPROXY=off", "GOWORK=off"),
+	}
+	loaded, err := packages.Load(cfg, pkgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph, err := checker.Analyze([]*analysis.Analyzer{a}, loaded, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return graph
 }
 
 // wantPattern and desyncLabel find the expectations in comments.

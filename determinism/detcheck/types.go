@@ -141,7 +141,9 @@ func isChan(t types.Type) bool {
 	return ok
 }
 
-func isPointer(t types.Type) bool {
+// isReference reports whether t is a pointer, slice or map: a value
+// through which stores reach memory the holder does not own.
+func isReference(t types.Type) bool {
 	if t == nil {
 		return false
 	}

@@ -94,8 +94,8 @@ func runVet(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case report.Marked == 0:
-		fmt.Fprintf(stderr, "phalanx vet: none of the %d packages matching %s is marked //phalanx:deterministic; nothing was checked\n",
-			report.Packages, strings.Join(patterns, " "))
+		fmt.Fprintf(stderr, "phalanx vet: no package matching %s is marked //phalanx:deterministic (%s matched); nothing was checked\n",
+			strings.Join(patterns, " "), plural(report.Packages, "package"))
 		return 2
 	case len(report.Findings) > 0:
 		return 1
@@ -150,7 +150,7 @@ func (r *vetReport) summary() vetSummary {
 	return s
 }
 
-// summaryLine says "vet: 2 packages, 1 marked; 3 findings (float 1, maprange 2)".
+// summaryLine says "vet: 2 packages, 1 marked; 3 findings (maprange 2, float 1)".
 func (r *vetReport) summaryLine() string {
 	s := r.summary()
 	var counts []string
@@ -159,11 +159,19 @@ func (r *vetReport) summaryLine() string {
 			counts = append(counts, fmt.Sprintf("%s %d", rule, n))
 		}
 	}
-	line := fmt.Sprintf("vet: %d packages, %d marked; %d findings", s.Packages, s.Marked, s.Findings)
+	line := fmt.Sprintf("vet: %s, %d marked; %s", plural(s.Packages, "package"), s.Marked, plural(s.Findings, "finding"))
 	if len(counts) > 0 {
 		line += " (" + strings.Join(counts, ", ") + ")"
 	}
 	return line
+}
+
+// plural says "1 package" or "2 packages".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // vet loads the packages matching patterns from dir (the current directory if

@@ -132,7 +132,7 @@ func TestVetReportsFindings(t *testing.T) {
 	if len(wantLines) != 6 {
 		t.Fatalf("badSim has %d BAD lines, want 6", len(wantLines))
 	}
-	if !strings.Contains(stdout, "vet: 1 packages, 1 marked; 6 findings (maprange 1, float 1, clock 1, rand 2, goroutine 1)") {
+	if !strings.Contains(stdout, "vet: 1 package, 1 marked; 6 findings (maprange 1, float 1, clock 1, rand 2, goroutine 1)") {
 		t.Errorf("no summary line with the counts per rule")
 	}
 	file := filepath.Join("sim", "sim.go")
@@ -166,7 +166,7 @@ func TestVetClean(t *testing.T) {
 	dir := writeModule(t, cleanSim)
 
 	code, stdout, stderr := runVetCapture("-C", dir, "./...")
-	if code != 0 || stdout != "vet: 1 packages, 1 marked; 0 findings\n" {
+	if code != 0 || stdout != "vet: 1 package, 1 marked; 0 findings\n" {
 		t.Errorf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
@@ -243,7 +243,7 @@ func TestVetNothingMarked(t *testing.T) {
 	if !strings.Contains(stdout, filepath.Join("sim", "sim.go")+":1:1: detcheck: misspelled directive") {
 		t.Errorf("misspelled directive not reported\nstdout:\n%s", stdout)
 	}
-	if !strings.Contains(stderr, "none of the 1 packages matching ./... is marked //phalanx:deterministic") {
+	if !strings.Contains(stderr, "no package matching ./... is marked //phalanx:deterministic (1 package matched)") {
 		t.Errorf("no message that nothing is marked\nstderr:\n%s", stderr)
 	}
 }

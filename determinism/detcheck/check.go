@@ -15,8 +15,9 @@ func checkPackage(pass *analysis.Pass, rep *reporter) {
 			files = append(files, f)
 		}
 	}
+	pure := newPurity(pass)
 	for _, f := range files {
-		checkFile(pass, rep, f)
+		checkFile(pass, rep, pure, f)
 		checkConcurrency(pass, rep, f)
 	}
 	if rep.on(RuleFloat) {
@@ -24,9 +25,9 @@ func checkPackage(pass *analysis.Pass, rep *reporter) {
 	}
 }
 
-func checkFile(pass *analysis.Pass, rep *reporter, f *ast.File) {
+func checkFile(pass *analysis.Pass, rep *reporter, pure *purity, f *ast.File) {
 	info := pass.TypesInfo
-	of := &orderFree{info: info, next: nextStatements(f)}
+	of := &orderFree{info: info, pure: pure, next: nextStatements(f)}
 	for _, spec := range f.Imports {
 		if strings.Trim(spec.Path.Value, "\"`") == "unsafe" {
 			rep.add(finding{pos: spec.Pos(), rule: RuleUnsafe,

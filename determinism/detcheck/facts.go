@@ -83,12 +83,13 @@ func (fc *funcCauses) add(c Cause) bool {
 // that is not marked.
 func exportFacts(pass *analysis.Pass, enabled map[string]bool, a *allows) {
 	funcs := make(map[*types.Func]*funcCauses)
+	pure := newPurity(pass)
 	var order []*funcCauses
 	for _, f := range pass.Files {
 		if isTestFile(pass, f) {
 			continue
 		}
-		of := &orderFree{info: pass.TypesInfo, next: nextStatements(f)}
+		of := &orderFree{info: pass.TypesInfo, pure: pure, next: nextStatements(f)}
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {

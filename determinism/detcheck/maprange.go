@@ -13,6 +13,8 @@ import (
 // orderFree tells whether map ranges and map-order calls are harmless.
 type orderFree struct {
 	info *types.Info
+	// pure knows the package's pure functions, which a loop body may call.
+	pure *purity
 	// next maps a statement to the one after it in its block.
 	next map[ast.Stmt]ast.Stmt
 }
@@ -356,8 +358,9 @@ func (l *loopBody) sameExpr(a, b ast.Expr) bool {
 	return types.ExprString(ast.Unparen(a)) == types.ExprString(ast.Unparen(b))
 }
 
-// pure reports whether evaluating e has no effect and calls nothing but
-// conversions and the builtins len, cap, min and max.
+// pure reports whether evaluating e has no effect: it calls nothing but
+// conversions, the builtins len, cap, min, max and append, and pure
+// functions of the package.
 func (l *loopBody) pure(e ast.Expr) bool {
 	info := l.o.info
 	ok := true
@@ -369,8 +372,8 @@ func (l *loopBody) pure(e ast.Expr) bool {
 			}
 			b, isBuiltin := info.Uses[identOf(n.Fun)].(*types.Builtin)
 			if !isBuiltin {
-				ok = false
-				return false
+				ok = l.o.pure.pure(calleeOf(info, n))
+				return ok
 			}
 			switch b.Name() {
 			case "len", "cap", "min", "max", "append":

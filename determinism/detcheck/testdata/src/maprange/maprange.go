@@ -83,6 +83,9 @@ func Orderless(w *World, m map[string]int, hp map[int]int) int {
 	sorted := mapkeys.Keys(m) // map order from a helper, sorted next
 	slices.Sort(sorted)
 	total += mapkeys.Total(m) + len(mapkeys.Ordered(m))
+	for _, u := range w.Units { // a pure method of the package
+		total += u.cost(2)
+	}
 	return total + count + best + least + len(copied) + len(seen) + len(perOwner) + len(keys)
 }
 
@@ -120,9 +123,27 @@ func Ordered(w *World, m map[string]int, f map[string]float64) float64 {
 	for k := range mapkeys.All(m) {           // want `map order via mapkeys.All: range over map at mapkeys/mapkeys.go:22 \[maprange\]`
 		w.Log = append(w.Log, k)
 	}
+	for _, u := range w.Units { // want `range over map.*\[maprange\]`
+		last += u.bump() // changes the state: not pure
+	}
 	names := mapkeys.Names(map[string]bool{}) // want `map order via mapkeys.Names → mapkeys.Keys: range over map at mapkeys/mapkeys.go:13 \[maprange\]`
 	w.Log = append(w.Log, names...)
 	return sum + float64(len(first)+last+len(inverse)) // want `float computation \(\+\) is returned`
+}
+
+// cost is pure.
+func (u *Unit) cost(k int) int {
+	c := u.HP * k
+	if u.Moved {
+		c++
+	}
+	return max(c, 1)
+}
+
+// bump is not pure: it stores into the unit.
+func (u *Unit) bump() int {
+	u.HP++
+	return u.HP
 }
 
 // Hidden iterates maps through sync.Map and reflect.

@@ -7,3 +7,6 @@ type Point struct{ X, Y float64 }
 
 // Push moves p by d along x.
 func Push(p *Point, d float64) { p.X += d }
+
+// Weight is a pure function of hit points.
+func Weight(hp int) int { return hp * 2 }

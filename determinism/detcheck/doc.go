@@ -42,7 +42,8 @@
 //     made only of commutative integer accumulation, counting, integer
 //     min/max, writes into another map keyed by the range key or of a
 //     constant, deletes, per-element updates, and appends to a slice sorted
-//     by the next statement are not reported); maps.Keys, maps.Values and
+//     by the next statement, calling nothing but builtins, conversions and
+//     pure functions of the package, are not reported); maps.Keys, maps.Values and
 //     maps.All unless sorted at once; sync.Map.Range; reflect's MapKeys and
 //     MapRange; a call reaching any of those in another package.
 //   - float: a statement that computes on floats (arithmetic, op-assign,

@@ -130,6 +130,9 @@ func run(pass *analysis.Pass, enabled map[string]bool) (any, error) {
 		return &Result{}, nil
 	}
 	checkPackage(pass, rep)
+	for _, p := range dirs.allows.unused(enabled) {
+		rep.add(finding{pos: p.pos, rule: RuleDirective, msg: p.msg})
+	}
 	rep.flush()
 	return &Result{Marked: true}, nil
 }

@@ -30,45 +30,65 @@ type problem struct {
 	msg string
 }
 
-// allows holds the //phalanx:allow comments of one package by scope.
+// allows holds the //phalanx:allow comments of one package.
 type allows struct {
-	fset *token.FileSet
-	// pkg lists the rules allowed in the whole package.
-	pkg []string
-	// spans are the functions, declarations and files with allowed rules.
-	spans []allowSpan
-	// lines maps a line to the rules allowed on it.
-	lines map[lineKey][]string
+	fset    *token.FileSet
+	entries []*allowEntry
 }
 
-type allowSpan struct {
+// allowEntry is one //phalanx:allow comment and what it covers: the whole
+// package, a span (a file or a declaration), or its line and the next.
+type allowEntry struct {
+	comment  token.Pos
+	pkg      bool
 	from, to token.Pos
+	file     *token.File
+	line     int
 	rules    []string
+	used     map[string]bool
 }
 
-// lineKey names one line of one file.
-type lineKey struct {
-	file *token.File
-	line int
+// covers reports whether the entry covers pos.
+func (e *allowEntry) covers(fset *token.FileSet, pos token.Pos) bool {
+	switch {
+	case e.pkg:
+		return true
+	case e.file != nil:
+		l := e.file.Line(pos)
+		return fset.File(pos) == e.file && (l == e.line || l == e.line+1)
+	}
+	return e.from <= pos && pos < e.to
 }
 
-// allowed reports whether rule is allowed at pos.
+// allowed reports whether rule is allowed at pos, and notes the allow
+// comments that say so as used.
 func (a *allows) allowed(pos token.Pos, rule string) bool {
 	if a == nil || rule == RuleDirective {
 		return false
 	}
-	if slices.Contains(a.pkg, rule) {
-		return true
-	}
-	for _, s := range a.spans {
-		if s.from <= pos && pos < s.to && slices.Contains(s.rules, rule) {
-			return true
+	found := false
+	for _, e := range a.entries {
+		if slices.Contains(e.rules, rule) && e.covers(a.fset, pos) {
+			e.used[rule] = true
+			found = true
 		}
 	}
-	if tf := a.fset.File(pos); tf != nil {
-		return slices.Contains(a.lines[lineKey{tf, tf.Line(pos)}], rule)
+	return found
+}
+
+// unused returns a problem for every rule of an allow comment that allowed
+// nothing, among the enabled rules.
+func (a *allows) unused(enabled map[string]bool) []problem {
+	var ps []problem
+	for _, e := range a.entries {
+		for _, r := range e.rules {
+			if enabled[r] && !e.used[r] {
+				ps = append(ps, problem{e.comment, fmt.Sprintf(
+					"//phalanx:allow %s allows nothing here; remove it (or move it to the line, function, file or package it is meant for)", r)})
+			}
+		}
 	}
-	return false
+	return ps
 }
 
 // nearDirective matches comments that look like a //phalanx: directive,
@@ -79,7 +99,7 @@ var nearDirective = regexp.MustCompile(`^(?://|/\*)\s*phalanx\s*(:?)\s*([A-Za-z_
 // parseDirectives reads the //phalanx: comments of the package's non-test
 // files.
 func parseDirectives(pass *analysis.Pass) *directives {
-	d := &directives{allows: &allows{fset: pass.Fset, lines: make(map[lineKey][]string)}}
+	d := &directives{allows: &allows{fset: pass.Fset}}
 	for _, f := range pass.Files {
 		if isTestFile(pass, f) {
 			continue
@@ -163,22 +183,19 @@ func (d *directives) allow(pass *analysis.Pass, f *ast.File, group *ast.CommentG
 			return
 		}
 	}
-	a := d.allows
+	e := &allowEntry{comment: c.Pos(), rules: names, used: make(map[string]bool)}
 	switch {
 	case group == f.Doc:
-		a.pkg = append(a.pkg, names...)
+		e.pkg = true
 	case c.Pos() < f.Package:
-		a.spans = append(a.spans, allowSpan{f.FileStart, f.FileEnd, names})
+		e.from, e.to = f.FileStart, f.FileEnd
 	case decl != nil:
-		a.spans = append(a.spans, allowSpan{decl.Pos(), decl.End(), names})
+		e.from, e.to = decl.Pos(), decl.End()
 	default:
-		tf := pass.Fset.File(c.Pos())
-		line := tf.Line(c.Pos())
-		for _, l := range []int{line, line + 1} {
-			key := lineKey{tf, l}
-			a.lines[key] = append(a.lines[key], names...)
-		}
+		e.file = pass.Fset.File(c.Pos())
+		e.line = e.file.Line(c.Pos())
 	}
+	d.allows.entries = append(d.allows.entries, e)
 }
 
 // directive reports whether the comment text is the line comment

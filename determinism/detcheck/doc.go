@@ -84,8 +84,9 @@
 // covers: on a line, or alone on the line before one, that line; in the doc
 // comment of a function or declaration, all of it; in a file's header
 // comment above the package clause, that file; in the package doc comment,
-// the whole package. A malformed allow comment is reported under
-// "directive", which cannot be allowed.
+// the whole package. A malformed allow comment, and in a marked package one
+// that allows nothing, is reported under "directive", which cannot be
+// allowed.
 //
 // The analyzer keeps no state between runs and is safe for concurrent use.
 package detcheck

@@ -24,7 +24,7 @@ func Lines(w *World, m map[string]int, a float64) {
 	w.X = float64(time.Now().Unix()) * a
 	//phalanx:allow float only the float finding is allowed here
 	w.X = a * float64(time.Since(time.Time{})) // want `time.Since reads the real clock.*\[clock\]`
-	//phalanx:allow float reaches one line only
+	//phalanx:allow float reaches one line only // want `//phalanx:allow float allows nothing here.*\[directive\]`
 
 	w.X = a * 2        // want `float computation \(\*\) is stored in w.X.*\[float\]`
 	for k := range m { // want `range over map.*\[maprange\]`
@@ -46,6 +46,16 @@ var table = func(m map[string]int, w *World) int {
 		w.Log = append(w.Log, k)
 	}
 	return len(m)
+}
+
+// Unused allows what needs no allowing.
+func Unused(m map[string]int) int {
+	n := 0
+	//phalanx:allow maprange,clock summing commutes // want `//phalanx:allow maprange allows nothing here` `//phalanx:allow clock allows nothing here`
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func Malformed(w *World, a float64) {

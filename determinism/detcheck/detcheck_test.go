@@ -24,7 +24,7 @@ var rulePackages = []string{
 	"mapkeys", "vec", "uuidgen", "gameclock",
 	"maprange", "draw", "float", "sources", "sortuse", "concurrency",
 	"allow", "allowpkg", "misspelled", "unmarked", "markedlater",
-	"gridutil", "skirmish",
+	"gridutil", "skirmish", "debugfmt",
 }
 
 // TestConfig checks that disabled rules are neither reported nor followed

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe" // want `import of unsafe: memory layout and pointer values are not portable between peers \[unsafe\]`
 
+	"debugfmt"
 	"gameclock"
 	"uuidgen"
 )
@@ -55,6 +56,9 @@ func Machine(u *Unit) {
 }
 
 func Pointers(u *Unit) {
+	u.Name = debugfmt.Tag(u)                     // want `a memory address via debugfmt.Tag: %p or uintptr of a pointer at debugfmt/debugfmt.go:12 \[pointer\]`
+	u.HP = debugfmt.Bucket(u.Name, 8)            // want `a per-process hash seed via debugfmt.Bucket: maphash.String at debugfmt/debugfmt.go:19 \[maphash\]`
+	u.Name = debugfmt.Label(u.HP)                // reaches nothing
 	u.Name = fmt.Sprintf("%p", u)                // want `fmt.Sprintf with %p formats a memory address.*\[pointer\]`
 	u.Name = fmt.Sprintf("%d%%p", u.HP)          // %% is not a verb
 	u.HP = int(uintptr(unsafe.Pointer(u)) % 7)   // want `uintptr of a pointer is a memory address.*\[pointer\]`

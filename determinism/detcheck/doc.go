@@ -26,8 +26,9 @@
 // On every package that is not marked (except the standard library, whose
 // relevant functions the analyzer knows by name) the analyzer computes a
 // [Fact] per function: which root causes it reaches in its own body or
-// through the functions it calls (map order, transcendental math or float
-// arithmetic on a float vector type, the clock, randomness, per-process
+// through the functions it calls (map order, transcendental math, float
+// arithmetic on a float vector type or returning floats, the clock,
+// randomness, per-process
 // hashing, pointer values, the runtime environment). A marked package
 // calling such a function gets the finding at the call, with the call path:
 //

@@ -154,9 +154,16 @@ func directCauses(pass *analysis.Pass, of *orderFree, fd *ast.FuncDecl, fc *func
 			fc.add(Cause{Rule: rule, What: what, At: at(pos), Path: []string{name}})
 		}
 	}
-	floatState := false
-	if recv := fc.fn.Signature().Recv(); recv != nil {
-		floatState = hasFloatState(recv.Type())
+	// Float arithmetic counts in methods of a type with float state (a
+	// vector type) and in functions returning floats.
+	floatState, floatWhat := false, ""
+	if recv := fc.fn.Signature().Recv(); recv != nil && hasFloatState(recv.Type()) {
+		floatState, floatWhat = true, "float arithmetic on "+typeName(recv.Type())
+	}
+	for v := range fc.fn.Signature().Results().Variables() {
+		if !floatState && hasFloatState(v.Type()) {
+			floatState, floatWhat = true, "float arithmetic in "+name
+		}
 	}
 	var stack []ast.Node
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
@@ -214,11 +221,11 @@ func directCauses(pass *analysis.Pass, of *orderFree, fd *ast.FuncDecl, fc *func
 			}
 		case *ast.BinaryExpr:
 			if floatState && isFloatArith(info, n) {
-				add(n.Pos(), RuleFloat, fmt.Sprintf("float arithmetic on %s", typeName(fc.fn.Signature().Recv().Type())))
+				add(n.Pos(), RuleFloat, floatWhat)
 			}
 		case *ast.AssignStmt:
 			if floatState && n.Tok != token.ASSIGN && n.Tok != token.DEFINE && len(n.Lhs) == 1 && isFloat(info.TypeOf(n.Lhs[0])) {
-				add(n.Pos(), RuleFloat, fmt.Sprintf("float arithmetic on %s", typeName(fc.fn.Signature().Recv().Type())))
+				add(n.Pos(), RuleFloat, floatWhat)
 			}
 		}
 		return true

@@ -54,7 +54,10 @@ func Step(w *World, dt float64) {
 		}
 		u.Cell = int(u.X / 4)                      // want `float computation \(/\) is stored in u.Cell`
 		u.Pos = u.Pos.Add(u.Vel.Rotated(u.Facing)) // want `float computation \(vec.V.Rotated \(math.Sincos at vec/vec.go:16\), vec.V.Add \(float arithmetic on vec.V at vec/vec.go:11\)\) is stored in u.Pos`
-		u.Label = fmt.Sprintf("%.1f", u.Speed*2)   // want `float computation \(\*\) is stored in u.Label`
+		if vec.Dist(u.Pos, vec.V{}) > 50 {         // want `float computation \(vec.Dist \(float arithmetic in vec.Dist at vec/vec.go:33\)\) decides a branch`
+			u.HP = 0
+		}
+		u.Label = fmt.Sprintf("%.1f", u.Speed*2) // want `float computation \(\*\) is stored in u.Label`
 	}
 }
 
@@ -92,6 +95,7 @@ func Draw(w *World, s *draw.Screen) {
 		s.Text("hp", bar, y)
 		p := u.Pos.Add(vec.V{X: 1}) // a vec computation for the screen only
 		s.Text("p", p.X, p.Y)
+		s.Text("d", vec.Dist(u.Pos, p), 0) // drawing only
 	}
 }
 

@@ -27,3 +27,9 @@ type P struct{ X, Y int }
 
 // Add returns p+q.
 func (p P) Add(q P) P { return P{p.X + q.X, p.Y + q.Y} }
+
+// Dist returns the distance between v and w.
+func Dist(v, w V) float64 { // want Dist:`float: via vec.Dist: float arithmetic in vec.Dist at vec/vec.go:33`
+	dx, dy := v.X-w.X, v.Y-w.Y
+	return math.Sqrt(dx*dx + dy*dy)
+}

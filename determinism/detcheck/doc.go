@@ -28,9 +28,9 @@
 // [Fact] per function: which root causes it reaches in its own body or
 // through the functions it calls (map order, transcendental math, float
 // arithmetic on a float vector type or returning floats, the clock,
-// randomness, per-process
-// hashing, pointer values, the runtime environment). A marked package
-// calling such a function gets the finding at the call, with the call path:
+// randomness, per-process hashing, pointer values, the runtime
+// environment). A marked package calling such a function gets the finding
+// at the call, with the call path:
 //
 //	map order via mapkeys.Keys: range over map at mapkeys/mapkeys.go:13 [maprange]
 //

@@ -1,0 +1,403 @@
+package detcheck
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// This file decides whether a range over a map is harmless: its body does
+// not depend on the order of iteration, or the keys it collects are sorted
+// by the very next statement.
+
+// orderFree tells whether map ranges and map-order calls are harmless.
+type orderFree struct {
+	info *types.Info
+	// pure knows the package's pure functions, which a loop body may call.
+	pure *purity
+	// next maps a statement to the one after it in its block.
+	next map[ast.Stmt]ast.Stmt
+}
+
+// nextStatements maps every statement in n to the statement after it in
+// its block or case clause.
+func nextStatements(n ast.Node) map[ast.Stmt]ast.Stmt {
+	next := make(map[ast.Stmt]ast.Stmt)
+	link := func(list []ast.Stmt) {
+		for i := 0; i+1 < len(list); i++ {
+			next[list[i]] = list[i+1]
+		}
+	}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			link(n.List)
+		case *ast.CaseClause:
+			link(n.Body)
+		case *ast.CommClause:
+			link(n.Body)
+		}
+		return true
+	})
+	return next
+}
+
+// mapRangeHarmless reports whether the range over a map rs cannot make
+// the program's behaviour depend on the iteration order.
+func (o *orderFree) mapRangeHarmless(rs *ast.RangeStmt) bool {
+	l := &loopBody{o: o, rs: rs}
+	if id, ok := rs.Key.(*ast.Ident); ok {
+		l.key = o.info.ObjectOf(id)
+	}
+	if id, ok := rs.Value.(*ast.Ident); ok {
+		l.value = o.info.ObjectOf(id)
+	}
+	l.sorted = o.sortedSlice(o.next[rs])
+	return l.block(rs.Body.List)
+}
+
+// sortedSlice returns the variable that stmt sorts in place (slices.Sort(s),
+// sort.Strings(s), ...), or nil.
+func (o *orderFree) sortedSlice(stmt ast.Stmt) types.Object {
+	es, ok := stmt.(*ast.ExprStmt)
+	if !ok {
+		return nil
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return nil
+	}
+	fn := calleeOf(o.info, call)
+	if !isPackageFunc(fn, "slices", "Sort", "SortFunc", "SortStableFunc") &&
+		!isPackageFunc(fn, "sort", "Strings", "Ints", "Float64s", "Slice", "SliceStable") {
+		return nil
+	}
+	id, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	return o.info.ObjectOf(id)
+}
+
+// resultSorted reports whether the value of call, a call returning map
+// order, is sorted before use: passed straight to slices.Sorted and its
+// kin, or assigned to a variable that the next statement sorts.
+func (o *orderFree) resultSorted(call *ast.CallExpr, parent ast.Node, stmt ast.Stmt) bool {
+	if outer, ok := parent.(*ast.CallExpr); ok && isPackageFunc(calleeOf(o.info, outer), "slices", "Sorted", "SortedFunc", "SortedStableFunc", "Collect") {
+		if isPackageFunc(calleeOf(o.info, outer), "slices", "Collect") {
+			return false
+		}
+		return true
+	}
+	as, ok := stmt.(*ast.AssignStmt)
+	if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 || ast.Unparen(as.Rhs[0]) != call {
+		return false
+	}
+	id, ok := as.Lhs[0].(*ast.Ident)
+	if !ok {
+		return false
+	}
+	sorted := o.sortedSlice(o.next[stmt])
+	return sorted != nil && sorted == o.info.ObjectOf(id)
+}
+
+// loopBody checks the statements of one map range.
+type loopBody struct {
+	o          *orderFree
+	rs         *ast.RangeStmt
+	key, value types.Object
+	sorted     types.Object // the slice sorted after the loop, or nil
+}
+
+func (l *loopBody) block(list []ast.Stmt) bool {
+	for _, s := range list {
+		if !l.stmt(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *loopBody) stmt(s ast.Stmt) bool {
+	info := l.o.info
+	switch s := s.(type) {
+	case *ast.BlockStmt:
+		return l.block(s.List)
+	case *ast.BranchStmt:
+		return s.Tok == token.CONTINUE && s.Label == nil
+	case *ast.EmptyStmt:
+		return true
+	case *ast.IfStmt:
+		if s.Init != nil && !l.stmt(s.Init) || !l.pure(s.Cond) {
+			return false
+		}
+		if l.extremum(s) {
+			return true
+		}
+		return l.block(s.Body.List) && (s.Else == nil || l.stmt(s.Else))
+	case *ast.IncDecStmt:
+		return isInteger(info.TypeOf(s.X)) && l.pure(s.X) || l.perElement(s.X)
+	case *ast.DeclStmt:
+		gd, ok := s.Decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			return false
+		}
+		for _, spec := range gd.Specs {
+			for _, v := range spec.(*ast.ValueSpec).Values {
+				if !l.pure(v) {
+					return false
+				}
+			}
+		}
+		return true
+	case *ast.ExprStmt:
+		call, ok := s.X.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		if b, ok := info.Uses[identOf(call.Fun)].(*types.Builtin); ok && b.Name() == "delete" {
+			return l.pure(call.Args[0]) && l.pure(call.Args[1])
+		}
+		return false
+	case *ast.AssignStmt:
+		return l.assign(s)
+	}
+	return false
+}
+
+// assign accepts the order-independent assignments.
+func (l *loopBody) assign(s *ast.AssignStmt) bool {
+	info := l.o.info
+	for _, r := range s.Rhs {
+		if !l.pure(r) && !l.appendToSorted(s) {
+			return false
+		}
+	}
+	if len(s.Lhs) != len(s.Rhs) {
+		return false
+	}
+	for i, lhs := range s.Lhs {
+		rhs := s.Rhs[i]
+		switch {
+		case isBlank(lhs), l.declaredInside(lhs):
+			// a local of one iteration
+		case l.perElement(lhs) && l.localOnly(rhs):
+			// u.X = u.X + u.VX: each element once
+		case s.Tok != token.ASSIGN && s.Tok != token.DEFINE:
+			// x += e: commutative integer accumulation
+			if !isInteger(info.TypeOf(lhs)) || !commutative(s.Tok) {
+				return false
+			}
+		case l.appendToSorted(s):
+		case l.mapWrite(lhs, rhs):
+		case l.minMax(lhs, rhs):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func commutative(tok token.Token) bool {
+	switch tok {
+	case token.ADD_ASSIGN, token.SUB_ASSIGN, token.MUL_ASSIGN, token.OR_ASSIGN, token.AND_ASSIGN, token.XOR_ASSIGN:
+		return true
+	}
+	return false
+}
+
+// appendToSorted accepts s = append(s, ...) where s is sorted after the loop.
+func (l *loopBody) appendToSorted(s *ast.AssignStmt) bool {
+	if l.sorted == nil || len(s.Lhs) != 1 || len(s.Rhs) != 1 {
+		return false
+	}
+	id, ok := s.Lhs[0].(*ast.Ident)
+	if !ok || l.o.info.ObjectOf(id) != l.sorted {
+		return false
+	}
+	call, ok := s.Rhs[0].(*ast.CallExpr)
+	if !ok || len(call.Args) < 1 {
+		return false
+	}
+	if b, ok := l.o.info.Uses[identOf(call.Fun)].(*types.Builtin); !ok || b.Name() != "append" {
+		return false
+	}
+	first, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
+	if !ok || l.o.info.ObjectOf(first) != l.sorted {
+		return false
+	}
+	for _, a := range call.Args[1:] {
+		if !l.pure(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// mapWrite accepts other[k] = e with k the range key (distinct per
+// iteration), and other[e] = constant (a set).
+func (l *loopBody) mapWrite(lhs, rhs ast.Expr) bool {
+	ix, ok := ast.Unparen(lhs).(*ast.IndexExpr)
+	if !ok || !isMap(l.o.info.TypeOf(ix.X).Underlying()) || !l.pure(ix.X) || !l.pure(ix.Index) {
+		return false
+	}
+	if l.sameExpr(ix.X, l.rs.X) {
+		return l.isKey(ix.Index) // m[k] = e rewrites the current entry
+	}
+	return l.isKey(ix.Index) || l.o.info.Types[rhs].Value != nil
+}
+
+// minMax accepts x = max(x, e) and x = min(x, e) over integers.
+func (l *loopBody) minMax(lhs, rhs ast.Expr) bool {
+	call, ok := ast.Unparen(rhs).(*ast.CallExpr)
+	if !ok || !isInteger(l.o.info.TypeOf(lhs)) {
+		return false
+	}
+	b, ok := l.o.info.Uses[identOf(call.Fun)].(*types.Builtin)
+	if !ok || b.Name() != "max" && b.Name() != "min" {
+		return false
+	}
+	for _, a := range call.Args {
+		if l.sameExpr(a, lhs) {
+			return true
+		}
+	}
+	return false
+}
+
+// extremum accepts "if e > x { x = e }" and its kin over integers.
+func (l *loopBody) extremum(s *ast.IfStmt) bool {
+	be, ok := ast.Unparen(s.Cond).(*ast.BinaryExpr)
+	if !ok || s.Else != nil || len(s.Body.List) != 1 {
+		return false
+	}
+	switch be.Op {
+	case token.LSS, token.GTR, token.LEQ, token.GEQ:
+	default:
+		return false
+	}
+	as, ok := s.Body.List[0].(*ast.AssignStmt)
+	if !ok || as.Tok != token.ASSIGN || len(as.Lhs) != 1 || !isInteger(l.o.info.TypeOf(as.Lhs[0])) {
+		return false
+	}
+	x, e := as.Lhs[0], as.Rhs[0]
+	return l.sameExpr(be.X, x) && l.sameExpr(be.Y, e) || l.sameExpr(be.X, e) && l.sameExpr(be.Y, x)
+}
+
+// perElement reports whether lhs is a part of the current element:
+// v.f through a pointer value v, or m[k].
+func (l *loopBody) perElement(lhs ast.Expr) bool {
+	root := rootIdent(lhs)
+	if root == nil {
+		return false
+	}
+	obj := l.o.info.ObjectOf(root)
+	if obj == nil {
+		return false
+	}
+	if obj == l.value && obj != nil && ast.Unparen(lhs) != root {
+		return isReference(obj.Type())
+	}
+	if ix, ok := ast.Unparen(lhs).(*ast.IndexExpr); ok {
+		return l.sameExpr(ix.X, l.rs.X) && l.isKey(ix.Index)
+	}
+	return false
+}
+
+// localOnly reports whether e reads nothing but constants, the key, the
+// value and variables of the current iteration.
+func (l *loopBody) localOnly(e ast.Expr) bool {
+	if !l.pure(e) {
+		return false
+	}
+	ok := true
+	ast.Inspect(e, func(n ast.Node) bool {
+		if sel, isSel := n.(*ast.SelectorExpr); isSel {
+			ast.Inspect(sel.X, func(m ast.Node) bool {
+				if id, isID := m.(*ast.Ident); isID && !l.iterationLocal(id) {
+					ok = false
+				}
+				return ok
+			})
+			return false
+		}
+		if id, isID := n.(*ast.Ident); isID && !l.iterationLocal(id) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+func (l *loopBody) iterationLocal(id *ast.Ident) bool {
+	switch obj := l.o.info.ObjectOf(id).(type) {
+	case *types.Var:
+		return obj == l.key || obj == l.value || l.rs.Body.Pos() <= obj.Pos() && obj.Pos() < l.rs.Body.End()
+	case nil:
+		return true
+	default:
+		return true // constants, types, functions, packages
+	}
+}
+
+func (l *loopBody) declaredInside(lhs ast.Expr) bool {
+	id, ok := ast.Unparen(lhs).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	obj := l.o.info.ObjectOf(id)
+	return obj != nil && l.rs.Body.Pos() <= obj.Pos() && obj.Pos() < l.rs.Body.End()
+}
+
+func (l *loopBody) isKey(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	return ok && l.key != nil && l.o.info.ObjectOf(id) == l.key
+}
+
+func (l *loopBody) sameExpr(a, b ast.Expr) bool {
+	return types.ExprString(ast.Unparen(a)) == types.ExprString(ast.Unparen(b))
+}
+
+// pure reports whether evaluating e has no effect: it calls nothing but
+// conversions, the builtins len, cap, min, max and append, and pure
+// functions of the package.
+func (l *loopBody) pure(e ast.Expr) bool {
+	info := l.o.info
+	ok := true
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if tv := info.Types[n.Fun]; tv.IsType() {
+				return true
+			}
+			b, isBuiltin := info.Uses[identOf(n.Fun)].(*types.Builtin)
+			if !isBuiltin {
+				ok = l.o.pure.pure(calleeOf(info, n))
+				return ok
+			}
+			switch b.Name() {
+			case "len", "cap", "min", "max", "append":
+			default:
+				ok = false
+			}
+		case *ast.FuncLit:
+			ok = false
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+func identOf(e ast.Expr) *ast.Ident {
+	id, _ := ast.Unparen(e).(*ast.Ident)
+	return id
+}
+
+func isBlank(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == "_"
+}

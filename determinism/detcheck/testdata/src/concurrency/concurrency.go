@@ -1,0 +1,85 @@
+// Package concurrency exercises the goroutine, select and chan rules:
+// one finding per channel, and none for a channel filled by one goroutine
+// and drained in order.
+//
+//phalanx:deterministic
+package concurrency
+
+type World struct{ Sum, Count int }
+
+// Pipeline fills a buffered channel from one goroutine that touches
+// nothing else, and drains it in order: deterministic.
+func Pipeline(w *World, items []int) {
+	ch := make(chan int, len(items))
+	go func() {
+		for _, it := range items {
+			ch <- it * 2
+		}
+		close(ch)
+	}()
+	for v := range ch {
+		w.Sum = w.Sum*31 + v
+	}
+}
+
+// Racing has two producers: the order of the values depends on scheduling.
+func Racing(w *World, a, b []int) {
+	ch := make(chan int) // want `make\(chan\): channels synchronise goroutines.*\[chan\]`
+	go func() {          // want `go statement: goroutine scheduling is not deterministic \[goroutine\]`
+		for _, v := range a {
+			ch <- v
+		}
+	}()
+	go func() { // want `go statement`
+		for _, v := range b {
+			ch <- v
+		}
+	}()
+	for range len(a) + len(b) {
+		w.Sum = w.Sum*31 + <-ch
+	}
+}
+
+// Shared writes a captured variable from its goroutine.
+func Shared(w *World, items []int) {
+	done := make(chan bool, 1) // want `make\(chan\).*\[chan\]`
+	go func() {                // want `go statement`
+		w.Count = len(items)
+		done <- true
+	}()
+	<-done
+}
+
+// Either picks whichever channel is ready.
+func Either(w *World, a, b chan int) {
+	select { // want `select statement: the ready case is chosen at random \[select\]`
+	case v := <-a: // want `channel receive \(a; its other operations are not reported again\): delivery order depends on goroutine scheduling \[chan\]`
+		w.Sum += v
+	case v := <-b: // want `channel receive \(b;`
+		w.Sum -= v
+	}
+	a <- 1 // a is reported once, above
+}
+
+// Drain ranges over a channel it is given.
+func Drain[C ~chan int](w *World, c C) {
+	for v := range c { // want `range over channel \(c;`
+		w.Sum += v
+	}
+}
+
+// Loop holds two channels in fields: each is reported once, apart.
+type Loop struct {
+	in, quit chan int
+}
+
+func (l *Loop) Run(w *World) {
+	for {
+		v := <-l.in // want `channel receive \(in;`
+		if v < 0 {
+			l.quit <- v // want `channel send \(quit;`
+			return
+		}
+		w.Sum += <-l.in
+	}
+}

@@ -83,6 +83,7 @@ func Orderless(w *World, m map[string]int, hp map[int]int) int {
 	sorted := mapkeys.Keys(m) // map order from a helper, sorted next
 	slices.Sort(sorted)
 	total += mapkeys.Total(m) + len(mapkeys.Ordered(m))
+	total += len(mapkeys.Any(m)) // allowed in the helper: not followed
 	for _, u := range w.Units { // a pure method of the package
 		total += u.cost(2)
 	}

@@ -84,7 +84,7 @@ func Orderless(w *World, m map[string]int, hp map[int]int) int {
 	slices.Sort(sorted)
 	total += mapkeys.Total(m) + len(mapkeys.Ordered(m))
 	total += len(mapkeys.Any(m)) // allowed in the helper: not followed
-	for _, u := range w.Units { // a pure method of the package
+	for _, u := range w.Units {  // a pure method of the package
 		total += u.cost(2)
 	}
 	return total + count + best + least + len(copied) + len(seen) + len(perOwner) + len(keys)

@@ -121,5 +121,4 @@ var ruleSummary = map[string]string{
 	RuleMaphash:  "a per-process hash seed",
 	RulePointer:  "a memory address",
 	RuleEnv:      "the runtime environment",
-	RuleFloat:    "floating point",
 }

@@ -18,7 +18,7 @@ func checkPackage(pass *analysis.Pass, rep *reporter) {
 	pure := newPurity(pass)
 	for _, f := range files {
 		checkFile(pass, rep, pure, f)
-		checkConcurrency(pass, rep, f)
+		checkConcurrency(pass, rep, pure, f)
 	}
 	if rep.on(RuleFloat) {
 		checkFloat(pass, rep, files)

@@ -53,6 +53,7 @@ func (o *orderFree) mapRangeHarmless(rs *ast.RangeStmt) bool {
 		l.value = o.info.ObjectOf(id)
 	}
 	l.sorted = o.sortedSlice(o.next[rs])
+	l.written = l.writtenIn(rs.Body)
 	return l.block(rs.Body.List)
 }
 
@@ -107,6 +108,83 @@ type loopBody struct {
 	rs         *ast.RangeStmt
 	key, value types.Object
 	sorted     types.Object // the slice sorted after the loop, or nil
+	// written holds the containers the body stores into that outlive one
+	// iteration ("total", "w.Order", "counts" for counts[k]): reading one
+	// of them makes an iteration depend on the ones before it.
+	written map[string]bool
+}
+
+// writtenIn returns the containers body stores into, other than the
+// variables of one iteration and the current element.
+func (l *loopBody) writtenIn(body *ast.BlockStmt) map[string]bool {
+	written := make(map[string]bool)
+	note := func(lhs ast.Expr) {
+		root := rootIdent(lhs)
+		if root == nil || isBlank(root) || l.iterationLocal(root) {
+			return
+		}
+		written[container(lhs)] = true
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, lhs := range n.Lhs {
+				note(lhs)
+			}
+		case *ast.IncDecStmt:
+			note(n.X)
+		}
+		return true
+	})
+	return written
+}
+
+// container names what an lvalue stores into: the expression without its
+// trailing indexes ("counts" for counts[k]).
+func container(e ast.Expr) string {
+	for {
+		ix, ok := ast.Unparen(e).(*ast.IndexExpr)
+		if !ok {
+			return types.ExprString(ast.Unparen(e))
+		}
+		e = ix.X
+	}
+}
+
+// readsWritten reports whether e reads a container the body writes.
+func (l *loopBody) readsWritten(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr:
+			if l.written[container(n.(ast.Expr))] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// lvalueOK reports whether the indexes in an lvalue are pure.
+func (l *loopBody) lvalueOK(lhs ast.Expr) bool {
+	for {
+		switch x := ast.Unparen(lhs).(type) {
+		case *ast.IndexExpr:
+			if !l.pure(x.Index) {
+				return false
+			}
+			lhs = x.X
+		case *ast.SelectorExpr:
+			lhs = x.X
+		case *ast.StarExpr:
+			lhs = x.X
+		case *ast.Ident:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 func (l *loopBody) block(list []ast.Stmt) bool {
@@ -128,15 +206,15 @@ func (l *loopBody) stmt(s ast.Stmt) bool {
 	case *ast.EmptyStmt:
 		return true
 	case *ast.IfStmt:
-		if s.Init != nil && !l.stmt(s.Init) || !l.pure(s.Cond) {
+		if s.Init != nil && !l.stmt(s.Init) {
 			return false
 		}
 		if l.extremum(s) {
 			return true
 		}
-		return l.block(s.Body.List) && (s.Else == nil || l.stmt(s.Else))
+		return l.pure(s.Cond) && l.block(s.Body.List) && (s.Else == nil || l.stmt(s.Else))
 	case *ast.IncDecStmt:
-		return isInteger(info.TypeOf(s.X)) && l.pure(s.X) || l.perElement(s.X)
+		return isInteger(info.TypeOf(s.X)) && l.lvalueOK(s.X) || l.perElement(s.X)
 	case *ast.DeclStmt:
 		gd, ok := s.Decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.VAR {
@@ -156,7 +234,7 @@ func (l *loopBody) stmt(s ast.Stmt) bool {
 			return false
 		}
 		if b, ok := info.Uses[identOf(call.Fun)].(*types.Builtin); ok && b.Name() == "delete" {
-			return l.pure(call.Args[0]) && l.pure(call.Args[1])
+			return l.lvalueOK(call.Args[0]) && l.pure(call.Args[1])
 		}
 		return false
 	case *ast.AssignStmt:
@@ -168,11 +246,6 @@ func (l *loopBody) stmt(s ast.Stmt) bool {
 // assign accepts the order-independent assignments.
 func (l *loopBody) assign(s *ast.AssignStmt) bool {
 	info := l.o.info
-	for _, r := range s.Rhs {
-		if !l.pure(r) && !l.appendToSorted(s) {
-			return false
-		}
-	}
 	if len(s.Lhs) != len(s.Rhs) {
 		return false
 	}
@@ -181,11 +254,14 @@ func (l *loopBody) assign(s *ast.AssignStmt) bool {
 		switch {
 		case isBlank(lhs), l.declaredInside(lhs):
 			// a local of one iteration
+			if !l.pure(rhs) {
+				return false
+			}
 		case l.perElement(lhs) && l.localOnly(rhs):
 			// u.X = u.X + u.VX: each element once
 		case s.Tok != token.ASSIGN && s.Tok != token.DEFINE:
 			// x += e: commutative integer accumulation
-			if !isInteger(info.TypeOf(lhs)) || !commutative(s.Tok) {
+			if !isInteger(info.TypeOf(lhs)) || !commutative(s.Tok) || !l.lvalueOK(lhs) || !l.pure(rhs) {
 				return false
 			}
 		case l.appendToSorted(s):
@@ -238,7 +314,7 @@ func (l *loopBody) appendToSorted(s *ast.AssignStmt) bool {
 // iteration), and other[e] = constant (a set).
 func (l *loopBody) mapWrite(lhs, rhs ast.Expr) bool {
 	ix, ok := ast.Unparen(lhs).(*ast.IndexExpr)
-	if !ok || !isMap(l.o.info.TypeOf(ix.X).Underlying()) || !l.pure(ix.X) || !l.pure(ix.Index) {
+	if !ok || !isMap(l.o.info.TypeOf(ix.X).Underlying()) || !l.lvalueOK(ix) || !l.pure(rhs) {
 		return false
 	}
 	if l.sameExpr(ix.X, l.rs.X) {
@@ -257,12 +333,16 @@ func (l *loopBody) minMax(lhs, rhs ast.Expr) bool {
 	if !ok || b.Name() != "max" && b.Name() != "min" {
 		return false
 	}
+	self := false
 	for _, a := range call.Args {
-		if l.sameExpr(a, lhs) {
-			return true
+		switch {
+		case l.sameExpr(a, lhs):
+			self = true
+		case !l.pure(a):
+			return false
 		}
 	}
-	return false
+	return self && l.lvalueOK(lhs)
 }
 
 // extremum accepts "if e > x { x = e }" and its kin over integers.
@@ -281,7 +361,8 @@ func (l *loopBody) extremum(s *ast.IfStmt) bool {
 		return false
 	}
 	x, e := as.Lhs[0], as.Rhs[0]
-	return l.sameExpr(be.X, x) && l.sameExpr(be.Y, e) || l.sameExpr(be.X, e) && l.sameExpr(be.Y, x)
+	shape := l.sameExpr(be.X, x) && l.sameExpr(be.Y, e) || l.sameExpr(be.X, e) && l.sameExpr(be.Y, x)
+	return shape && l.pure(e) && l.lvalueOK(x)
 }
 
 // perElement reports whether lhs is a part of the current element:
@@ -358,10 +439,14 @@ func (l *loopBody) sameExpr(a, b ast.Expr) bool {
 	return types.ExprString(ast.Unparen(a)) == types.ExprString(ast.Unparen(b))
 }
 
-// pure reports whether evaluating e has no effect: it calls nothing but
-// conversions, the builtins len, cap, min, max and append, and pure
-// functions of the package.
+// pure reports whether evaluating e has no effect and depends on no
+// earlier iteration: it calls nothing but conversions, the builtins len,
+// cap, min, max and append, and pure functions of the package, and reads
+// nothing the body writes.
 func (l *loopBody) pure(e ast.Expr) bool {
+	if l.readsWritten(e) {
+		return false
+	}
 	info := l.o.info
 	ok := true
 	ast.Inspect(e, func(n ast.Node) bool {

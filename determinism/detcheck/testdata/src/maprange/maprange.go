@@ -113,6 +113,18 @@ func Ordered(w *World, m map[string]int, f map[string]float64) float64 {
 	for _, u := range w.Units { // want `range over map.*\[maprange\]`
 		last = u.ID // the last one wins
 	}
+	a, b := 0, 0
+	for _, v := range m { // want `range over map.*\[maprange\]`
+		a += b // reads what an earlier iteration wrote
+		b += v
+	}
+	capped := 0
+	for _, v := range m { // want `range over map.*\[maprange\]`
+		if capped < 10 { // the sum so far decides
+			capped += v
+		}
+	}
+	last += a + capped
 	inverse := make(map[int]string)
 	for k, v := range m { // want `range over map.*\[maprange\]`
 		inverse[v] = k // equal values: the last key wins

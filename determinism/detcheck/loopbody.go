@@ -58,6 +58,13 @@ func (l *loopBody) writtenIn(body *ast.BlockStmt) map[string]bool {
 			}
 		case *ast.IncDecStmt:
 			note(n.X)
+		case *ast.CallExpr:
+			// delete from another map; deleting the current entry of the
+			// ranged map touches nothing a later iteration sees.
+			if b, ok := l.o.info.Uses[identOf(n.Fun)].(*types.Builtin); ok && b.Name() == "delete" && len(n.Args) == 2 &&
+				!(l.sameExpr(n.Args[0], l.rs.X) && l.isKey(n.Args[1])) {
+				note(n.Args[0])
+			}
 		}
 		return true
 	})
@@ -159,6 +166,9 @@ func (l *loopBody) stmt(s ast.Stmt) bool {
 			return false
 		}
 		if b, ok := info.Uses[identOf(call.Fun)].(*types.Builtin); ok && b.Name() == "delete" {
+			if l.sameExpr(call.Args[0], l.rs.X) {
+				return l.isKey(call.Args[1]) // another key: it may or may not be visited yet
+			}
 			return l.lvalueOK(call.Args[0]) && l.pure(call.Args[1])
 		}
 		return false

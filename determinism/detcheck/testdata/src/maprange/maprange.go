@@ -125,6 +125,17 @@ func Ordered(w *World, m map[string]int, f map[string]float64) float64 {
 		}
 	}
 	last += a + capped
+	partner := map[string]string{}
+	for k := range m { // want `range over map.*\[maprange\]`
+		delete(m, partner[k]) // another key: visited or not, by order
+	}
+	gone := map[string]bool{"x": true}
+	for k := range m { // want `range over map.*\[maprange\]`
+		if gone[k] {
+			delete(gone, "x") // read and deleted: the first to see it decides
+			last++
+		}
+	}
 	inverse := make(map[int]string)
 	for k, v := range m { // want `range over map.*\[maprange\]`
 		inverse[v] = k // equal values: the last key wins

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"go/token"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -190,10 +192,13 @@ func vet(dir string, patterns []string, analyzer *analysis.Analyzer) (report *ve
 		return nil, nil, err
 	}
 
+	goroot := gorootOf(base)
 	cfg := &packages.Config{
-		Mode:      packages.LoadAllSyntax | packages.NeedModule,
-		Dir:       base,
-		ParseFile: parseTrimmingStd,
+		Mode: packages.LoadAllSyntax | packages.NeedModule,
+		Dir:  base,
+		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+			return parseTrimmingStd(goroot, fset, filename, src)
+		},
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
@@ -204,7 +209,7 @@ func vet(dir string, patterns []string, analyzer *analysis.Analyzer) (report *ve
 	}
 	seen := make(map[string]bool)
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		if standard(p) {
+		if standard(goroot, p) {
 			return // bodies dropped by parseTrimmingStd: unused imports, missing returns
 		}
 		for _, e := range p.Errors {
@@ -262,13 +267,24 @@ func vet(dir string, patterns []string, analyzer *analysis.Analyzer) (report *ve
 	return report, nil, nil
 }
 
-// goroot is the standard library's source directory.
-var goroot = filepath.Join(build.Default.GOROOT, "src") + string(filepath.Separator)
+// gorootOf returns the standard library's source directory, with a
+// trailing separator, as the go command run in dir sees it (it may switch
+// toolchains), or as this program was built if that fails.
+func gorootOf(dir string) string {
+	root := build.Default.GOROOT
+	cmd := exec.Command("go", "env", "GOROOT")
+	cmd.Dir = dir
+	if out, err := cmd.Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		root = string(bytes.TrimSpace(out))
+	}
+	return filepath.Join(root, "src") + string(filepath.Separator)
+}
 
-// parseTrimmingStd parses a file for the loader. The standard library is
-// not analysed (detcheck knows its relevant functions by name), so its
-// function bodies are dropped: type-checking it then costs a fraction.
-func parseTrimmingStd(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+// parseTrimmingStd parses a file for the loader. The standard library
+// (under goroot) is not analysed (detcheck knows its relevant functions by
+// name), so its function bodies are dropped: type-checking it then costs a
+// fraction.
+func parseTrimmingStd(goroot string, fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
 	if !strings.HasPrefix(filename, goroot) {
 		return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments)
 	}
@@ -284,7 +300,7 @@ func parseTrimmingStd(fset *token.FileSet, filename string, src []byte) (*ast.Fi
 }
 
 // standard reports whether p is a package of the standard library.
-func standard(p *packages.Package) bool {
+func standard(goroot string, p *packages.Package) bool {
 	return len(p.CompiledGoFiles) > 0 && strings.HasPrefix(p.CompiledGoFiles[0], goroot)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -138,14 +139,32 @@ func run(pass *analysis.Pass, enabled map[string]bool) (any, error) {
 }
 
 // isStandard reports whether the package is part of the standard library,
-// which is not analysed: its relevant functions are known by name.
+// which is not analysed: its relevant functions are known by name. A
+// package of a module is not; one without a module is if its files lie in
+// GOROOT/src/PATH, GOROOT being recognised by its src/runtime (so that a
+// toolchain other than the one vet was built with is recognised too).
 func isStandard(pass *analysis.Pass) bool {
+	if pass.Module != nil && pass.Module.Path != "" {
+		return false
+	}
 	if len(pass.Files) == 0 {
 		return true
 	}
-	root := filepath.Join(build.Default.GOROOT, "src") + string(filepath.Separator)
 	tf := pass.Fset.File(pass.Files[0].FileStart)
-	return tf == nil || strings.HasPrefix(tf.Name(), root)
+	if tf == nil {
+		return true
+	}
+	dir := filepath.Dir(tf.Name())
+	suffix := string(filepath.Separator) + filepath.Join("src", filepath.FromSlash(pass.Pkg.Path()))
+	root, ok := strings.CutSuffix(dir, suffix)
+	if !ok {
+		return false
+	}
+	if root == filepath.Clean(build.Default.GOROOT) {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(root, "src", "runtime", "runtime.go"))
+	return err == nil
 }
 
 // isTestFile reports whether f is a _test.go file; those are not checked.

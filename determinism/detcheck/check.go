@@ -18,7 +18,7 @@ func checkPackage(pass *analysis.Pass, rep *reporter) {
 	pure := newPurity(pass)
 	for _, f := range files {
 		checkFile(pass, rep, pure, f)
-		checkConcurrency(pass, rep, f)
+		checkConcurrency(pass, rep, pure, f)
 	}
 	if rep.on(RuleFloat) {
 		checkFloat(pass, rep, files)
@@ -121,5 +121,4 @@ var ruleSummary = map[string]string{
 	RuleMaphash:  "a per-process hash seed",
 	RulePointer:  "a memory address",
 	RuleEnv:      "the runtime environment",
-	RuleFloat:    "floating point",
 }

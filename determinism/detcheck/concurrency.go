@@ -11,11 +11,12 @@ import (
 // This file reports goroutines, select statements and channels, once per
 // channel, except the one pattern whose order is fixed: a channel made in a
 // function, filled by the one goroutine that function starts (which touches
-// nothing else it shares), and drained in order by the function itself.
+// nothing else it shares), and drained in order by the function itself;
+// and workers that each write their own element of a result (workers.go).
 
 // checkConcurrency reports the go statements, select statements and
 // channel operations of f.
-func checkConcurrency(pass *analysis.Pass, rep *reporter, f *ast.File) {
+func checkConcurrency(pass *analysis.Pass, rep *reporter, pure *purity, f *ast.File) {
 	info := pass.TypesInfo
 	exempt := make(map[ast.Node]bool) // go statements and channel objects' uses
 	exemptChan := make(map[types.Object]bool)
@@ -24,6 +25,13 @@ func checkConcurrency(pass *analysis.Pass, rep *reporter, f *ast.File) {
 			for ch, goStmt := range singleProducers(info, fd.Body) {
 				exemptChan[ch] = true
 				exempt[goStmt] = true
+			}
+			gos, done := indexedWorkers(info, pure, fd.Body)
+			for g := range gos {
+				exempt[g] = true
+			}
+			for ch := range done {
+				exemptChan[ch] = true
 			}
 		}
 	}
@@ -167,7 +175,7 @@ func singleProducer(info *types.Info, body *ast.BlockStmt, ch types.Object) *ast
 				return true
 			}
 			lit, isLit := n.Call.Fun.(*ast.FuncLit)
-			if producer != nil || !isLit || len(n.Call.Args) > 0 || !producerBody(info, lit, ch) {
+			if producer != nil || !isLit || len(n.Call.Args) > 0 || inLoop(stack) || !producerBody(info, lit, ch) {
 				ok = false
 				return false
 			}
@@ -193,6 +201,18 @@ func singleProducer(info *types.Info, body *ast.BlockStmt, ch types.Object) *ast
 		return nil
 	}
 	return producer
+}
+
+// inLoop reports whether the innermost node of stack is inside a loop (so a
+// go statement there starts many goroutines).
+func inLoop(stack []ast.Node) bool {
+	for _, n := range stack[:len(stack)-1] {
+		switch n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			return true
+		}
+	}
+	return false
 }
 
 // producerBody reports whether a goroutine's function only sends on ch,

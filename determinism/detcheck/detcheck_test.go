@@ -45,13 +45,14 @@ func TestConfig(t *testing.T) {
 		{detcheck.Config{Disable: []string{"maprange", "rand"}}, map[string]bool{"float": true, "clock": true, "env": true, "maphash": true, "pointer": true, "unsafe": true}},
 		{detcheck.Config{Enable: []string{"rand", "clock"}, Disable: []string{"clock"}}, map[string]bool{"rand": true}},
 	}
+	loaded := load(t, "maprange", "sources")
 	for _, tt := range tests {
 		a, err := detcheck.New(tt.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := make(map[string]bool)
-		for _, act := range analyze(t, a, "maprange", "sources").Roots {
+		for _, act := range analyze(t, a, loaded).Roots {
 			for _, d := range act.Diagnostics {
 				got[d.Category] = true
 			}

@@ -67,7 +67,8 @@
 //   - goroutine, select, chan: go statements, select statements, and
 //     channels, once per channel; not a channel made in a function, filled
 //     by the one goroutine it starts (which assigns nothing it shares) and
-//     drained by the function itself.
+//     drained by the function itself, nor workers started in a loop that
+//     each write only their own element of a result.
 //   - unsafe: importing package unsafe.
 //   - directive: misspelled, misplaced or malformed //phalanx: comments.
 //

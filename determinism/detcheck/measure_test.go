@@ -42,7 +42,7 @@ type ruleCounts struct{ expected, reported, correct int }
 // the table of precision and recall per rule in docs/vet.md is the one it
 // measures. Run with -update to rewrite the table.
 func TestPrecisionRecall(t *testing.T) {
-	graph := analyze(t, detcheck.Analyzer, measuredPackages...)
+	graph := analyze(t, detcheck.Analyzer, load(t, measuredPackages...))
 	counts := make(map[string]*ruleCounts)
 	for _, r := range detcheck.Rules() {
 		counts[r] = new(ruleCounts)
@@ -104,9 +104,8 @@ func TestPrecisionRecall(t *testing.T) {
 	}
 }
 
-// analyze loads packages of testdata/src as analysistest does and runs a
-// on them.
-func analyze(t *testing.T, a *analysis.Analyzer, pkgs ...string) *checker.Graph {
+// load loads packages of testdata/src as analysistest does.
+func load(t *testing.T, pkgs ...string) []*packages.Package {
 	t.Helper()
 	dir, err := filepath.Abs("testdata")
 	if err != nil {
@@ -121,6 +120,12 @@ func analyze(t *testing.T, a *analysis.Analyzer, pkgs ...string) *checker.Graph 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return loaded
+}
+
+// analyze runs a on loaded packages.
+func analyze(t *testing.T, a *analysis.Analyzer, loaded []*packages.Package) *checker.Graph {
+	t.Helper()
 	graph, err := checker.Analyze([]*analysis.Analyzer{a}, loaded, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -65,9 +65,8 @@ var transcendental = map[string]bool{
 }
 
 // source classifies a use of a standard library object: the rule it
-// breaks and a message, or "" if it is harmless. sortedIterator tells that
-// the use is maps.Keys or maps.Values passed straight to a sorting
-// function.
+// breaks and a message, or "" if it is harmless. Whether a maps.Keys is
+// sorted at once is for the caller to tell.
 func source(obj types.Object) (rule, msg string) {
 	if obj == nil || obj.Pkg() == nil {
 		return "", ""

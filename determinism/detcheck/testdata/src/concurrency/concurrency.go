@@ -5,6 +5,8 @@
 //phalanx:deterministic
 package concurrency
 
+import "sync"
+
 type World struct{ Sum, Count int }
 
 // Pipeline fills a buffered channel from one goroutine that touches
@@ -81,5 +83,61 @@ func (l *Loop) Run(w *World) {
 			return
 		}
 		w.Sum += <-l.in
+	}
+}
+
+// Workers each write their own element of the results and signal on an
+// empty channel that is drained blind: deterministic.
+func Workers(w *World, in []int) []int {
+	out := make([]int, len(in))
+	done := make(chan struct{}, len(in))
+	for i, v := range in {
+		go func() {
+			out[i] = square(v)
+			done <- struct{}{}
+		}()
+	}
+	for range in {
+		<-done
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < len(in); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] += 1
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func square(v int) int { return v * v }
+
+// SharedWorkers write one shared total: the order of the additions is
+// harmless for integers but the data race is not, and a worker writing
+// anything but its own element is not recognised.
+func SharedWorkers(w *World, in []int) {
+	var wg sync.WaitGroup
+	for _, v := range in {
+		wg.Add(1)
+		go func() { // want `go statement`
+			w.Sum += v
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+}
+
+// Results read from the completion channel are order-dependent.
+func Results(w *World, in []int) {
+	res := make(chan int, len(in)) // want `make\(chan\)`
+	for i := range in {
+		go func() { // want `go statement`
+			res <- in[i]
+		}()
+	}
+	for range in {
+		w.Sum = w.Sum*31 + <-res
 	}
 }

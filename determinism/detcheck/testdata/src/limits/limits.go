@@ -9,6 +9,7 @@ package limits
 
 import (
 	"slices"
+	"sync"
 
 	"physics"
 	"roster"
@@ -90,18 +91,24 @@ func Total(hp map[string]*Unit) int {
 	return n
 }
 
-// Parallel computes results in workers that write by index: the result is
-// the same whatever the scheduling.
+// Parallel computes results in workers that store by index under a lock:
+// the result is the same whatever the scheduling, but only lock-free
+// workers that call nothing but pure functions are recognised.
 func Parallel(w *World, inputs []int) {
-	w.Results = make([]int, len(inputs))
-	done := make(chan struct{}) // safe: chan (results are written by index)
+	byIndex := make(map[int]int)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for i, in := range inputs {
-		go func() { // safe: goroutine (each writes its own index)
-			w.Results[i] = in * in
-			done <- struct{}{}
+		wg.Add(1)
+		go func() { // safe: goroutine (each stores its own index)
+			mu.Lock()
+			byIndex[i] = in * in
+			mu.Unlock()
+			wg.Done()
 		}()
 	}
-	for range inputs {
-		<-done
+	wg.Wait()
+	for i := range inputs {
+		w.Results = append(w.Results, byIndex[i])
 	}
 }

@@ -50,3 +50,15 @@ func Total(m map[string]int) int {
 func Names(m map[string]bool) []string { // want Names:`maprange: via mapkeys.Names → mapkeys.Keys: range over map`
 	return Keys(m)
 }
+
+// Any returns some key of m, or the zero key: the helper's author allows
+// it, so its callers are not told.
+//
+//phalanx:allow maprange any key will do for the callers of this helper
+func Any[K comparable, V any](m map[K]V) K {
+	for k := range m {
+		return k
+	}
+	var zero K
+	return zero
+}

@@ -83,7 +83,8 @@ func Orderless(w *World, m map[string]int, hp map[int]int) int {
 	sorted := mapkeys.Keys(m) // map order from a helper, sorted next
 	slices.Sort(sorted)
 	total += mapkeys.Total(m) + len(mapkeys.Ordered(m))
-	for _, u := range w.Units { // a pure method of the package
+	total += len(mapkeys.Any(m)) // allowed in the helper: not followed
+	for _, u := range w.Units {  // a pure method of the package
 		total += u.cost(2)
 	}
 	return total + count + best + least + len(copied) + len(seen) + len(perOwner) + len(keys)
@@ -111,6 +112,29 @@ func Ordered(w *World, m map[string]int, f map[string]float64) float64 {
 	last := 0
 	for _, u := range w.Units { // want `range over map.*\[maprange\]`
 		last = u.ID // the last one wins
+	}
+	a, b := 0, 0
+	for _, v := range m { // want `range over map.*\[maprange\]`
+		a += b // reads what an earlier iteration wrote
+		b += v
+	}
+	capped := 0
+	for _, v := range m { // want `range over map.*\[maprange\]`
+		if capped < 10 { // the sum so far decides
+			capped += v
+		}
+	}
+	last += a + capped
+	partner := map[string]string{}
+	for k := range m { // want `range over map.*\[maprange\]`
+		delete(m, partner[k]) // another key: visited or not, by order
+	}
+	gone := map[string]bool{"x": true}
+	for k := range m { // want `range over map.*\[maprange\]`
+		if gone[k] {
+			delete(gone, "x") // read and deleted: the first to see it decides
+			last++
+		}
 	}
 	inverse := make(map[int]string)
 	for k, v := range m { // want `range over map.*\[maprange\]`

@@ -92,12 +92,15 @@ func (c *Core) send(now time.Duration) {
 	// every MaxInterval for a drop timeout, so that it stops listening to us
 	// too rather than waiting for our seals (the membership view in these
 	// datagrams names it).
+	// The same goes for a member we dropped that still sends to us (it
+	// was frozen, say): the view tells it it was dropped, and it stops.
 	for _, r := range c.peers {
-		if r == nil || c.suspected&(1<<r.slot) == 0 || now-r.suspectedAt > c.cfg.DropTimeout {
+		if r == nil || c.suspected&(1<<r.slot) == 0 || (now-r.suspectedAt > c.cfg.DropTimeout && !r.replyDue) {
 			continue
 		}
 		if now-r.lastSend >= c.cfg.MaxInterval && c.affordable() {
 			c.sendTo(now, r)
+			r.replyDue = false
 		}
 	}
 }

@@ -127,8 +127,10 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 }
 
 // Run drives the session until ctx is done (returning ctx's error), the
-// member has left after Close (returning nil), or the transport closes
-// (returning ErrTransportClosed). It must be called once.
+// member has left after Close (returning nil), the member stopped because
+// the others dropped it or it ended in a minority (returning an error
+// wrapping ErrStopped, see Core.Err), or the transport closes (returning
+// ErrTransportClosed). It must be called once.
 func (s *Session) Run(ctx context.Context) error {
 	ran := false
 	s.started.Do(func() { ran = true })
@@ -183,6 +185,9 @@ func (s *Session) Run(ctx context.Context) error {
 		s.mu.Unlock()
 		if s.core.Left() {
 			return nil
+		}
+		if err := s.core.Err(); err != nil {
+			return err // the others dropped us, or we are in a minority
 		}
 		wait := rd.Deadline - s.clock()
 		if wait < 0 {

@@ -149,13 +149,23 @@ func TestSimFaults(t *testing.T) {
 		}
 	})
 	t.Run("partition", func(t *testing.T) {
-		code, out, _ := runCLI(t, "sim", "--peers", "4", "--frames", "400", "--sim", "null", "--partition", "100:8000", "--json")
+		code, out, errs := runCLI(t, "sim", "--peers", "4", "--frames", "400", "--sim", "null", "--partition", "100:8000", "--json")
 		m := lastJSON(t, out)
-		if code != 1 || m["identical"] != false || len(m["sides"].([]any)) != 2 {
-			t.Fatalf("exit %d, identical %v, sides %v", code, m["identical"], m["sides"])
+		if code != 0 || m["identical"] != true || fmt.Sprint(m["survivors"]) != "[0 1]" {
+			t.Fatalf("exit %d, identical %v, survivors %v\n%s%s", code, m["identical"], m["survivors"], out, errs)
 		}
-		if !strings.Contains(out, "side [0 1]: dropped [2 3]") || !strings.Contains(out, "side [2 3]: dropped [0 1]") {
-			t.Fatalf("the report does not say what each side did:\n%s", out)
+		st := m["stopped"].([]any)
+		if len(st) != 2 {
+			t.Fatalf("stopped %v, want members 2 and 3", st)
+		}
+		for i, s := range st {
+			s := s.(map[string]any)
+			if s["member"] != float64(2+i) || s["reason"] != "minority" {
+				t.Fatalf("stopped %v, want members 2 and 3 for minority", st)
+			}
+		}
+		if !strings.Contains(out, "member 2 stopped at frame") {
+			t.Fatalf("the report does not say who stopped:\n%s", out)
 		}
 	})
 	t.Run("bad flags", func(t *testing.T) {

@@ -82,7 +82,7 @@ type Fault struct {
 type Result struct {
 	Frames    int
 	Members   []Member
-	Survivors []bucket.Slot   // members neither killed nor gone
+	Survivors []bucket.Slot   // members neither killed, gone nor stopped
 	Groups    [][]bucket.Slot // survivors grouped by identical histories, largest first
 	Identical bool            // every survivor stepped the same buckets and reached the same state hash on every frame
 	Diverged  bucket.Frame    // first frame whose buckets or hashes differ between survivors, or -1
@@ -100,6 +100,7 @@ type Member struct {
 	Slot      bucket.Slot
 	Killed    bool
 	Left      bool
+	Stopped   error        // non-nil when its core stopped (dropped, or in a minority): Core.Err
 	Stepped   bucket.Frame // newest frame stepped
 	FinalHash uint64       // state hash after frame Frames-1 (or the newest stepped)
 	Stats     lockstep.Stats
@@ -169,10 +170,11 @@ type member struct {
 	stepped  bucket.Frame
 	killed   bool
 	left     bool
+	stopped  bool // its core stopped: dropped by the others, or in a minority
 	sections []lockstep.Section
 }
 
-func (m *member) active() bool { return !m.killed && !m.left }
+func (m *member) active() bool { return !m.killed && !m.left && !m.stopped }
 
 type commandKey struct {
 	slot bucket.Slot
@@ -436,6 +438,10 @@ func (h *harness) ready(m *member) {
 		m.left = true
 		return
 	}
+	if m.core.Stopped() {
+		m.stopped = true
+		return
+	}
 	if rd.Deadline != m.wakeAt || m.wakeGen == 0 {
 		h.wake(m, rd.Deadline)
 	}
@@ -546,7 +552,7 @@ func (h *harness) finish() {
 	}
 	for _, m := range h.members {
 		h.res.Members = append(h.res.Members, Member{
-			Slot: m.slot, Killed: m.killed, Left: m.left, Stepped: m.stepped, FinalHash: m.final,
+			Slot: m.slot, Killed: m.killed, Left: m.left, Stopped: m.core.Err(), Stepped: m.stepped, FinalHash: m.final,
 			Stats: m.core.Stats(), Events: m.events, Errors: m.errs,
 		})
 		if m.active() {

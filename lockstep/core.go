@@ -579,7 +579,8 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.advanceClock(now)
 	c.checkTimeouts(now)
 	c.settleLeaves(now)
-	c.agree(now)
+	// A member alone with its suspicions would agree with itself at once:
+	// the majority is checked first.
 	if c.checkMajority(now) {
 		events := c.out.Events
 		c.out.Events = c.out.Events[:0:0]
@@ -587,6 +588,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 		out.Events, out.Deadline = events, now+c.cfg.DropTimeout
 		return out
 	}
+	c.agree(now)
 	c.updatePolicy(now)
 	c.execute()
 	c.reportDesync(now)

@@ -87,15 +87,34 @@ func (c *Core) checkTimeouts(now time.Duration) {
 		// tight budget) is not stuck: new commands still arrive. Commands
 		// alone keep it only for three timeouts.
 		moved, cmds := max(r.sealMovedAt, origin), max(r.nextMovedAt, origin)
-		if r.heard && now-moved > c.cfg.DropTimeout && (now-cmds > c.cfg.DropTimeout || now-moved > 3*c.cfg.DropTimeout) {
+		talking := r.heard && now-last < c.cfg.DropTimeout/2
+		if talking && now-moved > c.cfg.DropTimeout && (now-cmds > c.cfg.DropTimeout || now-moved > 3*c.cfg.DropTimeout) {
 			c.suspect(now, r.slot, ReasonStalled, fmt.Sprintf("seal stuck at %d for %v", r.topSeal, (now-moved).Round(time.Millisecond)))
 		}
 	}
 }
 
+// reasonCodes are the codes of the reasons in membership views
+// (wire.MemberView.Reason); 0 says none.
+var reasonCodes = [...]Reason{1: ReasonSilent, 2: ReasonStalled, 3: ReasonLeft, 4: ReasonViolation}
+
+// reasonCode returns the wire code of reason, or 0.
+func reasonCode(reason Reason) uint8 {
+	for code, r := range reasonCodes {
+		if r == reason && r != "" {
+			return uint8(code)
+		}
+	}
+	return 0
+}
+
 // spreadReason is the reason we give for suspecting m because another member
-// did: what our own evidence says, since the other's reason is not sent.
-func (c *Core) spreadReason(now time.Duration, m bucket.Slot) Reason {
+// did: the reason its view gives, or, from a sender that gives none, what our
+// own evidence says.
+func (c *Core) spreadReason(now time.Duration, m bucket.Slot, code uint8) Reason {
+	if int(code) < len(reasonCodes) && reasonCodes[code] != "" {
+		return reasonCodes[code]
+	}
 	r := c.peers[m]
 	origin := max(c.epoch, c.cfg.Start)
 	if r.heard && now-r.lastRecv < c.cfg.DropTimeout/2 && now-max(r.sealMovedAt, origin) > c.cfg.DropTimeout/2 {
@@ -136,7 +155,7 @@ func (c *Core) onMembership(now time.Duration, r *remote, m *wire.Membership) {
 		r.views[s] = v
 		slot := bucket.Slot(s)
 		if c.suspected&(1<<slot) == 0 {
-			c.suspect(now, slot, c.spreadReason(now, slot), fmt.Sprintf("member %d stopped listening to it", r.slot))
+			c.suspect(now, slot, c.spreadReason(now, slot, v.Reason), fmt.Sprintf("member %d stopped listening to it", r.slot))
 		}
 	}
 }
@@ -354,7 +373,7 @@ func (c *Core) membershipView(p *wire.Packet) {
 		}
 		slot := bucket.Slot(s)
 		st := c.table.Stream(slot)
-		views = append(views, wire.MemberView{Held: c.held[s], Seal: st.Seal(), Next: st.Next(), Last: c.candidate(slot)})
+		views = append(views, wire.MemberView{Held: c.held[s], Seal: st.Seal(), Next: st.Next(), Last: c.candidate(slot), Reason: reasonCode(c.reasons[s])})
 	}
 	p.Membership.Views = views
 }

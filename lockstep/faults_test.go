@@ -1,6 +1,7 @@
 package lockstep_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ func TestDropWhoseLastDatagramReachedOneSurvivor(t *testing.T) {
 		if st := n.cores[i].Stats(); st.Frame-st.Executed > 2 {
 			t.Errorf("member %d stuck: clock frame %d, executed %d, events %v", i, st.Frame, st.Executed, n.events[i])
 		}
+	}
+	if !errors.Is(n.cores[2].Err(), lockstep.ErrStopped) {
+		t.Errorf("member 2, cut off from the others, did not stop: %v", n.cores[2].Err())
 	}
 	var drops [2]lockstep.Event
 	for i := range 2 {
@@ -92,8 +96,8 @@ func TestDropWhoseOnlyHolderFails(t *testing.T) {
 	n.planRandom([]bucket.Slot{0, 1, 2, 3, 4}, 0, dead4, 60*time.Millisecond)
 	limit := dead0 + lockstep.DefaultDropTimeout + 2*time.Second
 	n.runUntil(limit)
-	for i := range 5 {
-		t.Logf("member %d: executed %d events %v", i, n.last[i], n.events[i])
+	if !errors.Is(n.cores[4].Err(), lockstep.ErrStopped) {
+		t.Errorf("member 4, cut off from the others, did not stop: %v", n.cores[4].Err())
 	}
 	for i := 1; i < 4; i++ {
 		if st := n.cores[i].Stats(); st.Frame-st.Executed > 2 {

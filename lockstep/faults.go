@@ -72,8 +72,8 @@ func (c *Core) checkTimeouts(now time.Duration) {
 		if r == nil || !c.live(r.slot) {
 			continue
 		}
-		if c.leaveAt[r.slot] != bucket.NoFrame {
-			continue // it leaves: its silence and its fixed seal are expected
+		if left := c.leaveAt[r.slot]; left != bucket.NoFrame && c.table.Stream(r.slot).Seal() >= left {
+			continue // it left and we hold all of it: its silence is expected
 		}
 		last := r.lastRecv
 		if !r.heard {

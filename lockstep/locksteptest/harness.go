@@ -106,15 +106,20 @@ type Result struct {
 
 // Member is one member's view of a run.
 type Member struct {
-	Slot      bucket.Slot
-	Killed    bool
-	Left      bool
-	Frozen    bool          // it was frozen at some point (FaultFreeze)
-	PeakHeld  int           // the most payload bytes of the others' commands it held (Core.Held, sampled every ten frames, buffered ones counted at Config.MaxCommandSize)
-	MaxWait   time.Duration // the longest it went without stepping a frame after frame 0, frozen spells aside, until it finished or stopped
-	Stopped   error         // non-nil when its core stopped (dropped, or in a minority): Core.Err
-	Stepped   bucket.Frame  // newest frame stepped
-	FinalHash uint64        // state hash after frame Frames-1 (or the newest stepped)
+	Slot     bucket.Slot
+	Killed   bool
+	Left     bool
+	Frozen   bool // it was frozen at some point (FaultFreeze)
+	PeakHeld int  // the most payload bytes of the others' commands it held (Core.Held, sampled every ten frames, buffered ones counted at Config.MaxCommandSize)
+	// MaxWait is the longest it went without stepping a frame after frame
+	// 0, until it finished or stopped, counting each wait from the later of
+	// its start, the end of the member's own freeze and the newest fault
+	// injected: a fault that strikes while the members wait on another
+	// starts a wait of its own.
+	MaxWait   time.Duration
+	Stopped   error        // non-nil when its core stopped (dropped, or in a minority): Core.Err
+	Stepped   bucket.Frame // newest frame stepped
+	FinalHash uint64       // state hash after frame Frames-1 (or the newest stepped)
 	Stats     lockstep.Stats
 	Events    []lockstep.Event // everything its core reported
 	Errors    []error          // Submit errors
@@ -218,6 +223,7 @@ type harness struct {
 	bufs      [][]byte
 	splitFrom time.Duration // a partition is in force in [splitFrom, splitTo)
 	splitTo   time.Duration
+	lastFault time.Duration // when the newest fault was injected
 	stormTo   time.Duration // a storm is in force until then, losing datagrams with probability stormLoss
 	stormLoss float64
 	storms    *rng.PCG
@@ -373,6 +379,7 @@ func Run(cfg Config) (*Result, error) {
 
 // inject carries out a fault whose time has come.
 func (h *harness) inject(f Fault) {
+	h.lastFault = h.now
 	switch f.Kind {
 	case FaultKill:
 		h.members[f.Slot].killed = true
@@ -593,10 +600,10 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 }
 
 // waited records how long m went without stepping a frame, counting from
-// frame 0 and from the end of its last freeze.
+// frame 0, from the end of its last freeze and from the newest fault.
 func (h *harness) waited(m *member) {
 	if m.stepped >= 0 {
-		m.maxWait = max(m.maxWait, h.now-max(m.lastStep, m.frozen))
+		m.maxWait = max(m.maxWait, h.now-max(m.lastStep, m.frozen, h.lastFault))
 	}
 	m.lastStep = h.now
 }

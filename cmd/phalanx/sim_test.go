@@ -168,8 +168,33 @@ func TestSimFaults(t *testing.T) {
 			t.Fatalf("the report does not say who stopped:\n%s", out)
 		}
 	})
+	for _, tt := range []struct {
+		name, flag, reason string
+		victim             float64
+		dropReason         string
+	}{
+		{"freeze", "--freeze=2@150:8s", "dropped", 2, "silent"},
+		{"mute", "--mute=3@150", "dropped", 3, "stalled"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, "sim", "--peers", "5", "--frames", "450", "--sim", "null", tt.flag, "--json")
+			m := lastJSON(t, out)
+			if code != 0 || m["identical"] != true || len(m["survivors"].([]any)) != 4 {
+				t.Fatalf("exit %d, identical %v, survivors %v\n%s%s", code, m["identical"], m["survivors"], out, errs)
+			}
+			st := m["stopped"].([]any)
+			if len(st) != 1 || st[0].(map[string]any)["member"] != tt.victim || st[0].(map[string]any)["reason"] != tt.reason {
+				t.Fatalf("stopped %v, want member %v for %s", st, tt.victim, tt.reason)
+			}
+			for _, e := range events(m) {
+				if e["type"] == "drop" && (e["member"] != tt.victim || e["reason"] != tt.dropReason) {
+					t.Fatalf("event %v, want drops of member %v for %s", e, tt.victim, tt.dropReason)
+				}
+			}
+		})
+	}
 	t.Run("bad flags", func(t *testing.T) {
-		for _, args := range [][]string{{"--kill", "x"}, {"--kill", "9@10"}, {"--partition", "10"}, {"--perturb", "1@99999"}} {
+		for _, args := range [][]string{{"--kill", "x"}, {"--kill", "9@10"}, {"--partition", "10"}, {"--perturb", "1@99999"}, {"--freeze", "1@10"}, {"--freeze", "1@10:x"}, {"--mute", "9@10"}} {
 			if code, _, errs := runCLI(t, append([]string{"sim", "--peers", "4"}, args...)...); code != 2 || errs == "" {
 				t.Errorf("%v: exit %d, %q", args, code, errs)
 			}

@@ -80,6 +80,7 @@ type Core struct {
 	namedLast   bucket.Frame // the last frame of ours they agreed on
 	stopped     bool
 	stopErr     error
+	resumed     bool         // frozen past the drop timeout, and not yet confirmed (faults.go)
 	ownFrame    bucket.Frame // the frame of our newest command, and how many
 	ownCount    int          // commands and payload bytes we stamped on it
 	ownBytes    int
@@ -273,6 +274,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	// Timing: echo of our datagram, one-way delay variation, clock.
 	if p.HasEcho {
 		r.echo(now, p.Echo)
+		if c.resumed && int16(p.Echo.Number-r.resumeNum) >= 0 {
+			r.confirmed = true
+		}
 		if r.leaveSent && int16(p.Echo.Number-r.leaveNum) >= 0 {
 			r.leaveHeard = true
 		}
@@ -590,7 +594,9 @@ func (c *Core) Ready(now time.Duration) Ready {
 	}
 	c.agree(now)
 	c.updatePolicy(now)
-	c.execute()
+	if c.confirmed() {
+		c.execute()
+	}
 	c.reportDesync(now)
 	c.checkLeft(now)
 	c.trim()

@@ -346,17 +346,42 @@ func slots(mask uint64) []int {
 // member was frozen (stopped, suspended) and the others have likely dropped
 // it. Their silence during the gap is not theirs, so the silence and seal
 // clocks restart; a member that dropped us says so in reply to our next
-// datagram (send.go), and we stop.
+// datagram (send.go), and we stop. Until a majority has shown it still
+// listens to us (it echoed a datagram we sent after the gap), we step
+// nothing: what arrived during the gap may be seals of frames the others
+// have since played without us.
 func (c *Core) resume(now time.Duration) {
 	if c.lastNow < c.cfg.Start || now-c.lastNow <= c.cfg.DropTimeout {
 		return
 	}
 	c.cfg.Logger.Warn("lockstep: resumed after a freeze", "gap", now-c.lastNow)
+	c.resumed = true
 	for _, r := range c.peers {
 		if r != nil {
 			r.lastRecv, r.sealMovedAt, r.nextMovedAt = now, now, now
+			r.resumeNum, r.confirmed = r.number, false
 		}
 	}
+}
+
+// confirmed reports whether, after a freeze, enough members have shown they
+// still listen to us to step frames again.
+func (c *Core) confirmed() bool {
+	if !c.resumed {
+		return true
+	}
+	side := uint64(1) << c.self
+	for _, r := range c.peers {
+		if r != nil && r.confirmed && c.live(r.slot) {
+			side |= 1 << r.slot
+		}
+	}
+	side &= c.before
+	n, of := bits.OnesCount64(side), bits.OnesCount64(c.before)
+	if 2*n > of || (2*n == of && side&(c.before&-c.before) != 0) {
+		c.resumed = false
+	}
+	return !c.resumed
 }
 
 // membershipView fills p's membership block with our view.

@@ -48,6 +48,11 @@ type remote struct {
 	suspectedAt time.Duration
 	replyDue    bool
 
+	// After a freeze (faults.go, resume): the number of our first datagram
+	// to it since, and whether it has echoed that one or a later one.
+	resumeNum uint16
+	confirmed bool
+
 	// Its seal as advertised: the highest, and when it last rose; when its
 	// advertised Next last rose.
 	topSeal     bucket.Frame

@@ -128,6 +128,10 @@ type Member struct {
 // ErrTimeout is returned when the run does not finish within MaxTime.
 var ErrTimeout = errors.New("locksteptest: run did not finish in time")
 
+// frozenQueue is how many datagrams a frozen member's socket holds: quic-go's
+// receive queue.
+const frozenQueue = 128
+
 type eventKind uint8
 
 const (
@@ -189,6 +193,7 @@ type member struct {
 	left      bool
 	stopped   bool          // its core stopped: dropped by the others, or in a minority
 	frozen    time.Duration // frozen until then (FaultFreeze)
+	queued    int           // datagrams held for it while frozen
 	wasFrozen bool
 	muted     bool
 	muteSeal  bucket.Frame // its seal when it was muted (FaultMute)
@@ -332,10 +337,20 @@ func Run(cfg Config) (*Result, error) {
 			continue
 		}
 		m := h.members[e.to]
-		if !m.active() || h.now < m.frozen {
-			if e.kind == evDeliver {
-				h.res.Lost++ // a frozen member's socket overflows
+		if e.kind == evDeliver && m.active() && h.now < m.frozen {
+			// A frozen member's socket holds a few datagrams until it
+			// resumes; the rest are lost.
+			if m.queued < frozenQueue {
+				m.queued++
+				e.at = m.frozen
+				h.push(e)
+			} else {
+				h.res.Lost++
+				h.recycle(e)
 			}
+			continue
+		}
+		if !m.active() || h.now < m.frozen {
 			h.recycle(e)
 			continue
 		}
@@ -396,8 +411,10 @@ func (h *harness) inject(f Fault) {
 	case FaultFreeze:
 		m := h.members[f.Slot]
 		if m.active() {
-			m.frozen, m.wasFrozen = h.now+f.Duration, true
-			h.wake(m, m.frozen) // the wakes set before are stale now
+			m.frozen, m.wasFrozen, m.queued = h.now+f.Duration, true, 0
+			// The wakes set before are stale now; it wakes after the
+			// datagrams its socket held are read.
+			h.wake(m, m.frozen+time.Microsecond)
 		}
 	case FaultMute:
 		m := h.members[f.Slot]

@@ -46,7 +46,12 @@ func TestFrozenMemberStopsWhenItResumes(t *testing.T) {
 					t.Errorf("dropped for %s, want silent", r)
 				}
 				stop := stopOf(t, res, 2, lockstep.ReasonDropped)
-				t.Logf("member 2: %v", stop)
+				// It stepped nothing after it resumed: no frame past those
+				// it could step before it froze.
+				if got, most := res.Members[2].Stepped, e.LastFrame+3; got > most {
+					t.Errorf("member 2 stepped up to frame %d, dropped after frame %d", got, e.LastFrame)
+				}
+				t.Logf("member 2: %v, stepped up to %d", stop, res.Members[2].Stepped)
 			})
 		}
 	}

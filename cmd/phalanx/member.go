@@ -300,7 +300,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			if (e.Type == lockstep.EventLeave && e.LastFrame >= frames-1) || e.Frame > frames {
 				return // members leaving after the last frame: the end of the run
 			}
-			ev := event{Observer: int(sess.Self), Type: e.Type.String(), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
+			ev := event{Observer: int(sess.Self), Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
 			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
 				last := int64(e.LastFrame)
 				ev.LastFrame = &last

@@ -270,6 +270,17 @@ type event struct {
 	Detail    string `json:"detail,omitempty"`
 }
 
+// eventType is an event's type in the JSON of the contract, whose event
+// types are drop, leave, desync and violation: a member that stopped by the
+// rules (lockstep.EventStop) reports a drop of itself (member = observer),
+// whose reason says why: dropped, or minority.
+func eventType(e lockstep.Event) string {
+	if e.Type == lockstep.EventStop {
+		return lockstep.EventDrop.String()
+	}
+	return e.Type.String()
+}
+
 // stopped is a member that stopped by the rules, with its reason (dropped
 // or minority) and its error.
 type stopped struct {
@@ -326,7 +337,7 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	}
 	for _, m := range res.Members {
 		for _, e := range m.Events {
-			ev := event{Observer: int(m.Slot), Type: e.Type.String(), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
+			ev := event{Observer: int(m.Slot), Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
 			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
 				last := int64(e.LastFrame)
 				ev.LastFrame = &last

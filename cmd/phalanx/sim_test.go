@@ -187,6 +187,13 @@ func TestSimFaults(t *testing.T) {
 				t.Fatalf("stopped %v, want member %v for %s", st, tt.victim, tt.reason)
 			}
 			for _, e := range events(m) {
+				if e["observer"] == e["member"] {
+					// The member that stopped reports a drop of itself.
+					if e["type"] != "drop" || e["member"] != tt.victim || e["reason"] != tt.reason {
+						t.Fatalf("event %v, want member %v's own stop for %s", e, tt.victim, tt.reason)
+					}
+					continue
+				}
 				if e["type"] == "drop" && (e["member"] != tt.victim || e["reason"] != tt.dropReason) {
 					t.Fatalf("event %v, want drops of member %v for %s", e, tt.victim, tt.dropReason)
 				}

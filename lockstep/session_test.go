@@ -3,8 +3,10 @@ package lockstep_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -236,4 +238,73 @@ func TestSessionBroadcastEntityDatagrams(t *testing.T) {
 	if st := sessions[1].Stats(); st.Core.Malformed != 0 {
 		t.Fatalf("entity datagrams counted as malformed: %d", st.Core.Malformed)
 	}
+}
+
+// TestSessionCutOffStops: a member cut off from the others for longer than
+// the drop timeout is in a minority; its Run returns an error wrapping
+// ErrStopped, and Submit says so too, while the others play on.
+func TestSessionCutOffStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const members = 3
+		net := newMemNet(members)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var sessions []*lockstep.Session
+		var stops []lockstep.Event
+		var mu sync.Mutex
+		for i := range members {
+			s, err := lockstep.NewSession(lockstep.SessionConfig{
+				Core:      lockstep.Config{Members: members, Self: bucket.Slot(i), Session: 7, DropTimeout: time.Second},
+				Sim:       &countingSim{},
+				Transport: net.members[i],
+				OnEvent: func(e lockstep.Event) {
+					if e.Type == lockstep.EventStop {
+						mu.Lock()
+						stops = append(stops, e)
+						mu.Unlock()
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sessions = append(sessions, s)
+		}
+		errc := make([]chan error, members)
+		for i, s := range sessions {
+			errc[i] = make(chan error, 1)
+			go func() { errc[i] <- s.Run(ctx) }()
+		}
+		time.Sleep(2 * time.Second)
+		net.mu.Lock()
+		net.cut[2] = true
+		net.mu.Unlock()
+		select {
+		case err := <-errc[2]:
+			if !errors.Is(err, lockstep.ErrStopped) || !strings.Contains(err.Error(), "minority") {
+				t.Fatalf("member 2's Run: %v, want ErrStopped for a minority", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("member 2 cut off for 5 s did not stop")
+		}
+		if _, err := sessions[2].Submit(ctx, []byte("late")); !errors.Is(err, lockstep.ErrClosed) && !errors.Is(err, lockstep.ErrStopped) {
+			t.Fatalf("Submit after the stop: %v", err)
+		}
+		before := sessions[0].Stats().Stepped
+		time.Sleep(time.Second)
+		if after := sessions[0].Stats().Stepped; after <= before {
+			t.Fatalf("member 0 stopped stepping after member 2 was cut off: frame %d then %d", before, after)
+		}
+		mu.Lock()
+		if len(stops) != 1 || stops[0].Member != 2 || stops[0].Reason != lockstep.ReasonMinority {
+			t.Fatalf("stop events %v, want one of member 2 for minority", stops)
+		}
+		mu.Unlock()
+		cancel()
+		for i := range 2 {
+			if err := <-errc[i]; !errors.Is(err, context.Canceled) {
+				t.Errorf("member %d's Run: %v", i, err)
+			}
+		}
+	})
 }

@@ -87,7 +87,7 @@ func TestSessionsOverMemoryTransport(t *testing.T) {
 			Sim:       &countingSim{},
 			Transport: net.members[i],
 			Clock:     clock,
-			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation) {
+			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation, _ uint64) {
 				mu.Lock()
 				hashes[i][f] = sim.Hash()
 				mu.Unlock()
@@ -110,7 +110,7 @@ func TestSessionsOverMemoryTransport(t *testing.T) {
 		go func() {
 			defer sub.Done()
 			for k := range 20 {
-				if _, err := s.Submit(ctx, []byte{byte(i), byte(k)}); err != nil {
+				if err := s.Submit([]byte{byte(i), byte(k)}); err != nil {
 					t.Errorf("member %d submit %d: %v", i, k, err)
 					return
 				}
@@ -136,7 +136,7 @@ func TestSessionsOverMemoryTransport(t *testing.T) {
 	if err := <-errc[2]; err != nil {
 		t.Fatalf("leaver's Run: %v", err)
 	}
-	if _, err := sessions[2].Submit(ctx, []byte{1}); !errors.Is(err, lockstep.ErrClosed) {
+	if err := sessions[2].Submit([]byte{1}); !errors.Is(err, lockstep.ErrClosed) {
 		t.Fatalf("Submit after Close: %v", err)
 	}
 	target := sessions[0].Stats().Stepped + 40
@@ -191,7 +191,7 @@ func TestSessionTransportClosed(t *testing.T) {
 	}
 }
 
-func TestNewSessionNeedsSimAndTransport(t *testing.T) {
+func TestNewSessionNeedsATransport(t *testing.T) {
 	if _, err := lockstep.NewSession(lockstep.SessionConfig{Core: lockstep.Config{Members: 1}}); !errors.Is(err, lockstep.ErrInvalidConfig) {
 		t.Fatalf("err = %v", err)
 	}

@@ -273,7 +273,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			defer mu.Unlock()
 			_ = cursors.Receive(sessionTime(), int(from), data) // a malformed update is dropped
 		},
-		OnStep: func(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation) {
+		OnStep: func(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation, hash uint64) {
 			now := time.Now().UnixNano()
 			mu.Lock()
 			defer mu.Unlock()
@@ -360,7 +360,7 @@ loop:
 		}
 		for ; next <= cur && next < frames; next++ {
 			for _, c := range g.commands(sess.Self, next) {
-				if _, err := s.Submit(ctx, c); err != nil {
+				if err := s.Submit(c); err != nil {
 					break
 				}
 				mu.Lock()

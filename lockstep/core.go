@@ -1,6 +1,7 @@
 package lockstep
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"time"
@@ -185,7 +186,12 @@ func (c *Core) Executed() bucket.Frame { return c.executed }
 // Config.MaxCommandSize, ErrFrameFull when the frame would exceed
 // Config.MaxFrameCommands or Config.MaxFrameBytes, ErrStopped (see Err)
 // once the member stopped, and ErrClosed after Close or Leave.
-func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
+func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, ErrFrameFull) {
+			c.stats.Refused++
+		}
+	}()
 	if c.stopped {
 		return 0, c.stopErr
 	}

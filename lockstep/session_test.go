@@ -3,6 +3,8 @@ package lockstep_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -287,7 +289,7 @@ func TestSessionCutOffStops(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("member 2 cut off for 5 s did not stop")
 		}
-		if _, err := sessions[2].Submit(ctx, []byte("late")); !errors.Is(err, lockstep.ErrClosed) && !errors.Is(err, lockstep.ErrStopped) {
+		if err := sessions[2].Submit([]byte("late")); !errors.Is(err, lockstep.ErrClosed) && !errors.Is(err, lockstep.ErrStopped) {
 			t.Fatalf("Submit after the stop: %v", err)
 		}
 		before := sessions[0].Stats().Stepped
@@ -305,6 +307,58 @@ func TestSessionCutOffStops(t *testing.T) {
 			if err := <-errc[i]; !errors.Is(err, context.Canceled) {
 				t.Errorf("member %d's Run: %v", i, err)
 			}
+		}
+	})
+}
+
+// TestSessionFullFramesWait: commands queued faster than the limit per
+// frame allows wait for later frames instead of being lost.
+func TestSessionFullFramesWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := newMemNet(2)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var mu sync.Mutex
+		var got []string
+		var sessions []*lockstep.Session
+		for i := range 2 {
+			s, err := lockstep.NewSession(lockstep.SessionConfig{
+				Core:      lockstep.Config{Members: 2, Self: bucket.Slot(i), Session: 7, MaxFrameCommands: 2},
+				Sim:       &countingSim{},
+				Transport: net.members[i],
+				OnStep: func(_ bucket.Frame, cmds []bucket.Command, _ lockstep.Simulation, _ uint64) {
+					if i != 1 {
+						return
+					}
+					mu.Lock()
+					for _, c := range cmds {
+						got = append(got, string(c.Payload))
+					}
+					mu.Unlock()
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sessions = append(sessions, s)
+			go func() { _ = s.Run(ctx) }()
+		}
+		time.Sleep(time.Second)
+		var want []string
+		for k := range 10 {
+			want = append(want, fmt.Sprint(k))
+			if err := sessions[0].Submit([]byte(want[k])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(2 * time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Fatalf("member 1 stepped %q, want %q", got, want)
+		}
+		if r := sessions[0].Stats().Core.Refused; r != 0 {
+			t.Fatalf("%d commands refused", r)
 		}
 	})
 }

@@ -21,6 +21,7 @@ type Stats struct {
 
 	Stalls    int64 // frames that had to wait for a seal
 	Submitted int64 // local commands submitted
+	Refused   int64 // local commands refused by Submit (ErrFrameFull aside: that is "later"), and a Session's queued commands it could not keep
 	Commands  int64 // commands stepped (all members')
 
 	Datagrams         int64 // datagrams sent

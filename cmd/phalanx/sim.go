@@ -153,7 +153,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: phalanx sim [flags]")
 		fmt.Fprintln(stderr, "\nRuns members over the virtual network: virtual time, seeded, no sockets.")
 		fmt.Fprintln(stderr, "Exits 0 when every surviving member stepped identical buckets and reached the same hash;")
-		fmt.Fprintln(stderr, "members stopped by the rules (dropped, or in a minority after a split) are not survivors.")
+		fmt.Fprintln(stderr, "members stopped by the rules (dropped, or in a minority after a split) are not survivors,")
+		fmt.Fprintln(stderr, "and a run in which none survives exits 1.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -204,7 +205,10 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(stdout, string(b))
 	}
-	if err != nil || !rep.Identical || recErr != nil {
+	if len(res.Survivors) == 0 {
+		fmt.Fprintln(stderr, "phalanx sim: no member finished")
+	}
+	if err != nil || !rep.Identical || recErr != nil || len(res.Survivors) == 0 {
 		return 1
 	}
 	return 0

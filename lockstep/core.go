@@ -591,7 +591,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.settleLeaves(now)
 	// A member alone with its suspicions would agree with itself at once:
 	// the majority is checked first.
-	if c.checkMajority(now) {
+	if c.checkMajority() {
 		events := c.out.Events
 		c.out.Events = c.out.Events[:0:0]
 		out := c.out

@@ -230,13 +230,26 @@ func (c *Core) countFrames(m bucket.Slot, from uint32) string {
 	return ""
 }
 
+// holds returns our seal of member m as we report it: capped at its leave
+// frame when it announced one. A member that holds m's seal past its leave
+// frame heard the leave (every datagram after the leave carries it), so with
+// the cap no report passes the leave frame, and members that missed the
+// leave agree with those that heard it.
+func (c *Core) holds(m bucket.Slot) bucket.Frame {
+	seal := c.table.Stream(m).Seal()
+	if left := c.leaveAt[m]; left != bucket.NoFrame {
+		seal = min(seal, left)
+	}
+	return seal
+}
+
 // candidate returns our candidate for suspect m's last frame, or
 // wire.Unknown while some live member has not sent a view naming m.
 func (c *Core) candidate(m bucket.Slot) bucket.Frame {
 	if c.finalized&(1<<m) != 0 {
 		return c.table.Closed(m)
 	}
-	cand := c.table.Stream(m).Seal()
+	cand := c.holds(m)
 	for _, r := range c.peers {
 		if r == nil || r.slot == m || !c.live(r.slot) {
 			continue
@@ -259,7 +272,7 @@ func (c *Core) agree(now time.Duration) {
 		m := bucket.Slot(bits.TrailingZeros64(pending))
 		pending &^= 1 << m
 		last := c.candidate(m)
-		if last == wire.Unknown || c.table.Stream(m).Seal() < last {
+		if last == wire.Unknown || c.holds(m) < last {
 			continue
 		}
 		agreed := true
@@ -304,7 +317,7 @@ func (c *Core) membershipView(p *wire.Packet) {
 		}
 		slot := bucket.Slot(s)
 		st := c.table.Stream(slot)
-		views = append(views, wire.MemberView{Held: c.held[s], Seal: st.Seal(), Next: st.Next(), Last: c.candidate(slot), Reason: reasonCode(c.reasons[s])})
+		views = append(views, wire.MemberView{Held: c.held[s], Seal: c.holds(slot), Next: st.Next(), Last: c.candidate(slot), Reason: reasonCode(c.reasons[s])})
 	}
 	p.Membership.Views = views
 }
@@ -322,7 +335,7 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 		pending &^= 1 << m
 		theirs := r.views[m]
 		s := c.table.Stream(m)
-		seal := s.Seal()
+		seal := c.holds(m)
 		if s.Next() <= theirs.Next && seal <= theirs.Seal {
 			continue
 		}

@@ -85,6 +85,9 @@ type Fault struct {
 	Frame    bucket.Frame  // when: the wall-clock time of this frame, or (perturb) after this frame is stepped
 	Duration time.Duration // partitions, freezes, storms: how long
 	Loss     float64       // storms: the probability of losing each datagram
+	// Group, for a partition, is the set of members (bit i: slot i) cut
+	// off from the rest; 0 splits the members into halves.
+	Group uint64
 }
 
 // Result is what a run measured.
@@ -217,23 +220,24 @@ type pending struct {
 
 // harness is one run in progress.
 type harness struct {
-	cfg       Config
-	q         queue
-	seq       uint64
-	now       time.Duration
-	members   []*member
-	free      []*event
-	cmds      map[commandKey]*pending
-	res       *Result
-	bufs      [][]byte
-	splitFrom time.Duration // a partition is in force in [splitFrom, splitTo)
-	splitTo   time.Duration
-	lastFault time.Duration // when the newest fault was injected
-	stormTo   time.Duration // a storm is in force until then, losing datagrams with probability stormLoss
-	stormLoss float64
-	storms    *rng.PCG
-	pkt       wire.Packet // scratch for muting
-	streams   *streamNet  // the stream transport, or nil
+	cfg        Config
+	q          queue
+	seq        uint64
+	now        time.Duration
+	members    []*member
+	free       []*event
+	cmds       map[commandKey]*pending
+	res        *Result
+	bufs       [][]byte
+	splitFrom  time.Duration // a partition is in force in [splitFrom, splitTo)
+	splitTo    time.Duration
+	splitGroup uint64        // the members cut off from the rest, or 0 for halves
+	lastFault  time.Duration // when the newest fault was injected
+	stormTo    time.Duration // a storm is in force until then, losing datagrams with probability stormLoss
+	stormLoss  float64
+	storms     *rng.PCG
+	pkt        wire.Packet // scratch for muting
+	streams    *streamNet  // the stream transport, or nil
 }
 
 // Run performs one virtual run.
@@ -407,7 +411,7 @@ func (h *harness) inject(f Fault) {
 			h.ready(m)
 		}
 	case FaultPartition:
-		h.splitFrom, h.splitTo = h.now, h.now+f.Duration
+		h.splitFrom, h.splitTo, h.splitGroup = h.now, h.now+f.Duration, f.Group
 	case FaultFreeze:
 		m := h.members[f.Slot]
 		if m.active() {
@@ -425,10 +429,14 @@ func (h *harness) inject(f Fault) {
 }
 
 // apart reports whether a partition separates members a and b now: the
-// members split into a lower half (slots below Members/2) and an upper half.
+// members of its Group from the rest or, without a group, a lower half
+// (slots below Members/2) from an upper half.
 func (h *harness) apart(a, b bucket.Slot) bool {
 	if h.now < h.splitFrom || h.now >= h.splitTo {
 		return false
+	}
+	if g := h.splitGroup; g != 0 {
+		return (g>>a)&1 != (g>>b)&1
 	}
 	half := bucket.Slot(h.cfg.Members / 2)
 	return (a < half) != (b < half)

@@ -36,6 +36,9 @@ func schedule(seed uint64) (faults []Fault, frames int, profile string) {
 			f.Kind, f.Duration = FaultFreeze, long
 		case 3:
 			f.Kind, f.Duration = FaultPartition, long
+			if r.Intn(2) == 0 {
+				f.Group = uint64(1 + r.Intn(62)) // any split of the six
+			}
 		case 4:
 			f.Kind, f.Duration, f.Loss = FaultStorm, long, 0.3+0.6*float64(r.Intn(100))/100
 		case 5:

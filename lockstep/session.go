@@ -93,6 +93,7 @@ type Session struct {
 	core    *Core
 	clock   func() time.Duration
 	submits chan []byte
+	full    [][]byte // commands refused for a full frame, submitted again on the next Ready (in order, before newer ones)
 	casts   chan broadcastReq
 	leave   chan struct{}
 	done    chan struct{}
@@ -148,8 +149,10 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 }
 
 // Run drives the session until ctx is done (returning ctx's error), the
-// member has left after Close (returning nil), or the transport closes
-// (returning ErrTransportClosed). It must be called once.
+// member has left after Close (returning nil), the member stopped because
+// the others dropped it or it ended in a minority (returning an error
+// wrapping ErrStopped, see Core.Err), or the transport closes (returning
+// ErrTransportClosed). It must be called once.
 func (s *Session) Run(ctx context.Context) error {
 	ran := false
 	s.started.Do(func() { ran = true })
@@ -172,6 +175,7 @@ func (s *Session) run(ctx context.Context) error {
 	leave := s.leave
 	var peersAt time.Duration
 	for {
+		s.resubmit()
 		now := s.clock()
 		rd := s.core.Ready(now)
 		var sendErrs int64
@@ -213,6 +217,9 @@ func (s *Session) run(ctx context.Context) error {
 		s.mu.Unlock()
 		if s.core.Left() {
 			return nil
+		}
+		if err := s.core.Err(); err != nil {
+			return err // the others dropped us, or we are in a minority
 		}
 		wait := rd.Deadline - s.clock()
 		if wait < 0 {
@@ -331,10 +338,46 @@ func (s *Session) Submit(payload []byte) error {
 	}
 }
 
-// submit hands one queued command to the core.
+// submit hands one queued command to the core. One refused because its
+// frame is full (ErrFrameFull) waits for a later frame, behind any that
+// wait already, up to SubmitQueue of them.
 func (s *Session) submit(payload []byte) {
-	if _, err := s.core.Submit(s.clock(), payload); err != nil {
+	if len(s.full) > 0 {
+		s.hold(payload)
+		return
+	}
+	if _, err := s.core.Submit(s.clock(), payload); errors.Is(err, ErrFrameFull) {
+		s.hold(payload)
+	} else if err != nil {
 		s.cfg.Logger.Debug("lockstep: queued command refused", "err", err)
+	}
+}
+
+// hold keeps a command for a later frame, or refuses it when SubmitQueue
+// commands wait already.
+func (s *Session) hold(payload []byte) {
+	if len(s.full) >= cap(s.submits) {
+		s.core.stats.Refused++
+		s.cfg.Logger.Warn("lockstep: queued command refused: frames full and the queue too")
+		return
+	}
+	s.full = append(s.full, payload)
+}
+
+// resubmit submits again, in order, the commands that waited for a frame
+// with room.
+func (s *Session) resubmit() {
+	n := 0
+	for n < len(s.full) {
+		if _, err := s.core.Submit(s.clock(), s.full[n]); errors.Is(err, ErrFrameFull) {
+			break
+		} else if err != nil {
+			s.cfg.Logger.Debug("lockstep: queued command refused", "err", err)
+		}
+		n++
+	}
+	if n > 0 {
+		s.full = append(s.full[:0], s.full[n:]...)
 	}
 }
 

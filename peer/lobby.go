@@ -29,8 +29,11 @@ import (
 const LobbyProtocol protocol.ID = "/phalanx/lobby/1.0.0"
 
 // ProtocolVersion is the Phalanx protocol version this package speaks. A
-// SessionParams.ProtocolVersion of 0 stands for it.
-const ProtocolVersion = 1
+// SessionParams.ProtocolVersion of 0 stands for it. Members of different
+// versions fail in the lobby (ErrVersionMismatch) rather than in play.
+// Version 2: membership views carry the reason of a drop (docs/protocol.md,
+// flag bit 7), which version 1 refuses as malformed.
+const ProtocolVersion = 2
 
 // ContributionSize is the size in bytes of each member's contribution to the
 // shared seed.

@@ -17,6 +17,13 @@ var (
 	ErrCommandTooLarge = errors.New("lockstep: command too large")
 	ErrClosed          = errors.New("lockstep: core closed")
 	ErrInvalidConfig   = errors.New("lockstep: invalid configuration")
+	// ErrFrameFull: the frame a command would be stamped with already holds
+	// Config.MaxFrameCommands of this member's commands, or the command
+	// would take them past Config.MaxFrameBytes. Submit it again later.
+	ErrFrameFull = errors.New("lockstep: frame full")
+	// ErrStopped: the member stopped because the others dropped it or it
+	// ended on the minority side of a split (see Core.Err).
+	ErrStopped = errors.New("lockstep: stopped")
 )
 
 // Defaults for the zero fields of Config.
@@ -31,6 +38,13 @@ const (
 	DefaultDropTimeout    = 5 * time.Second
 	DefaultHashInterval   = 10
 	DefaultHashHistory    = 2048
+	// Per member and frame: at most this many commands, of at most this
+	// many payload bytes in all. Within the default window of 1200 frames a
+	// member therefore holds at most 1200 × 8 KiB ≈ 9.4 MiB of payload of
+	// any other member, and a member that sends more is dropped for a
+	// violation at the first frame it overfills.
+	DefaultMaxFrameCommands = 64
+	DefaultMaxFrameBytes    = 8 << 10
 )
 
 // Config configures a Core. The zero value of each field selects its
@@ -54,9 +68,17 @@ type Config struct {
 	Turns  Turns
 	Margin time.Duration // added to the measured lateness when sizing the lead: timer slack, processing (default 1 ms)
 
-	MaxCommandSize  int // largest command payload accepted by Submit (default 1 KiB)
-	MaxDatagramSize int // largest datagram produced (default and maximum wire.MaxDatagramSize)
-	Window          int // how many frames past its executed frame a member accepts commands and seals (default 1200, or more to exceed the drop timeout plus MaxDelay)
+	MaxCommandSize int // largest command payload accepted by Submit and on receipt (default 1 KiB)
+	// MaxFrameCommands and MaxFrameBytes bound one member's commands on
+	// one frame: their number (default 64) and their payload bytes in all
+	// (default 8 KiB, at least MaxCommandSize). Submit refuses a command
+	// past them with ErrFrameFull; a member whose received commands exceed
+	// them is dropped for a violation. Every member must use the same
+	// values.
+	MaxFrameCommands int
+	MaxFrameBytes    int
+	MaxDatagramSize  int // largest datagram produced (default and maximum wire.MaxDatagramSize)
+	Window           int // how many frames past its executed frame a member accepts commands and seals (default 1200, or more to exceed the drop timeout plus MaxDelay)
 
 	MinInterval time.Duration // shortest gap between repeats to one member (default a frame: the seal changes once a frame, and each change goes out twice)
 	// SealRepeat is how long after a datagram carrying a new seal or new
@@ -145,6 +167,8 @@ func (c *Config) applyDefaults() error {
 	def(&c.MaxDelay, DefaultMaxDelay)
 	def(&c.InitialDelay, max(c.MinDelay, min(DefaultInitialDelay, c.MaxDelay)))
 	def(&c.MaxCommandSize, DefaultMaxCommandSize)
+	def(&c.MaxFrameCommands, DefaultMaxFrameCommands)
+	def(&c.MaxFrameBytes, max(DefaultMaxFrameBytes, c.MaxCommandSize))
 	def(&c.MaxDatagramSize, wire.MaxDatagramSize)
 	defDur(&c.DropTimeout, DefaultDropTimeout)
 	if c.Frame > 0 {
@@ -175,6 +199,8 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("%w: datagram size %d, want 200..%d", ErrInvalidConfig, c.MaxDatagramSize, wire.MaxDatagramSize)
 	case c.MaxCommandSize < 1 || c.MaxCommandSize > c.MaxDatagramSize-100:
 		return fmt.Errorf("%w: command size %d, want 1..%d (datagram size less 100 bytes of headers)", ErrInvalidConfig, c.MaxCommandSize, c.MaxDatagramSize-100)
+	case c.MaxFrameCommands < 1 || c.MaxFrameBytes < c.MaxCommandSize:
+		return fmt.Errorf("%w: %d commands, %d bytes per frame (want at least 1 command and MaxCommandSize %d bytes)", ErrInvalidConfig, c.MaxFrameCommands, c.MaxFrameBytes, c.MaxCommandSize)
 	case c.Window < 2*c.MaxDelay:
 		return fmt.Errorf("%w: window %d frames smaller than twice the maximum delay %d", ErrInvalidConfig, c.Window, c.MaxDelay)
 	case c.MinInterval <= 0 || c.MaxInterval < c.MinInterval:

@@ -1,7 +1,9 @@
 package lockstep
 
 import (
+	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -66,13 +68,23 @@ type Core struct {
 	stats Stats
 
 	// Faults (faults.go): members we stopped listening to, those whose drop
-	// or leave is final, our frozen reports, everyone's reports, reasons.
+	// or leave is final, our seals of them when we stopped, our reasons.
+	all         uint64 // every member
 	suspected   uint64
 	gone        uint64 // members that left and have had all we owe them
 	finalized   uint64
+	before      uint64 // members live when no suspicion was pending last
 	held        []bucket.Frame
-	reports     [][]bucket.Frame
-	reasons     []string
+	reasons     []Reason
+	details     []string
+	namedBy     uint64       // members whose agreed view names us
+	namedLast   bucket.Frame // the last frame of ours they agreed on
+	stopped     bool
+	stopErr     error
+	resumed     bool         // frozen past the drop timeout, and not yet confirmed (faults.go)
+	ownFrame    bucket.Frame // the frame of our newest command, and how many
+	ownCount    int          // commands and payload bytes we stamped on it
+	ownBytes    int
 	leaveAt     []bucket.Frame // per member: its announced last frame, or NoFrame
 	leaving     bool
 	leaveFrame  bucket.Frame
@@ -139,8 +151,12 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		}
 	}
 	c.held = make([]bucket.Frame, cfg.Members)
-	c.reports = make([][]bucket.Frame, cfg.Members)
-	c.reasons = make([]string, cfg.Members)
+	c.all = ^uint64(0) >> (64 - cfg.Members)
+	c.before = c.all
+	c.namedLast = -1
+	c.ownFrame = -1
+	c.reasons = make([]Reason, cfg.Members)
+	c.details = make([]string, cfg.Members)
 	c.leaveAt = make([]bucket.Frame, cfg.Members)
 	for i := range c.leaveAt {
 		c.leaveAt[i] = bucket.NoFrame
@@ -167,8 +183,18 @@ func (c *Core) Executed() bucket.Frame { return c.executed }
 // it for every member. It returns that frame. The payload is copied.
 //
 // It returns an error wrapping ErrCommandTooLarge for a payload larger than
-// Config.MaxCommandSize and ErrClosed after Close.
-func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
+// Config.MaxCommandSize, ErrFrameFull when the frame would exceed
+// Config.MaxFrameCommands or Config.MaxFrameBytes, ErrStopped (see Err)
+// once the member stopped, and ErrClosed after Close or Leave.
+func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, ErrFrameFull) {
+			c.stats.Refused++
+		}
+	}()
+	if c.stopped {
+		return 0, c.stopErr
+	}
 	if c.closed || c.leaving {
 		return 0, ErrClosed
 	}
@@ -181,6 +207,14 @@ func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
 	if c.cfg.Turns.Ahead > 0 {
 		frame = max(own.Seal()+1, c.executed+1) // the first frame of a later turn
 	}
+	if frame != c.ownFrame {
+		c.ownFrame, c.ownCount, c.ownBytes = frame, 0, 0
+	}
+	if c.ownCount+1 > c.cfg.MaxFrameCommands || c.ownBytes+len(payload) > c.cfg.MaxFrameBytes {
+		return 0, fmt.Errorf("%w: frame %d holds %d commands of %d bytes, limits %d and %d", ErrFrameFull, frame, c.ownCount, c.ownBytes, c.cfg.MaxFrameCommands, c.cfg.MaxFrameBytes)
+	}
+	c.ownCount++
+	c.ownBytes += len(payload)
 	own.Append(bucket.Command{
 		Slot:    c.self,
 		Seq:     own.Next(),
@@ -203,7 +237,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (bucket.Frame, error) {
 func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	c.stats.DatagramsReceived++
 	c.stats.BytesReceived += int64(len(data) + c.cfg.Overhead)
-	if c.closed {
+	if c.closed || c.stopped {
 		return
 	}
 	if int(from) >= len(c.peers) || from == c.self {
@@ -223,6 +257,17 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	r := c.peers[from]
 	if !c.live(from) {
 		c.stats.Ignored++
+		if c.suspected&(1<<from) != 0 {
+			r.replyDue = true // it may not know: tell it (send.go)
+		}
+		return
+	}
+	if p.HasMembership && p.Membership.Suspected&(1<<c.self) != 0 {
+		// It stopped listening to us: the session has split between us,
+		// or it dropped us. Nothing else it says counts for us.
+		if bits.OnesCount64(p.Membership.Suspected) == len(p.Membership.Views) {
+			c.namesUs(now, r, &p.Membership)
+		}
 		return
 	}
 	first := !r.heard
@@ -235,6 +280,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	// Timing: echo of our datagram, one-way delay variation, clock.
 	if p.HasEcho {
 		r.echo(now, p.Echo)
+		if c.resumed && int16(p.Echo.Number-r.resumeNum) >= 0 {
+			r.confirmed = true
+		}
 		if r.leaveSent && int16(p.Echo.Number-r.leaveNum) >= 0 {
 			r.leaveHeard = true
 		}
@@ -291,12 +339,23 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	if newer {
 		r.newestSeal, r.newestNext = p.Seal, next
 	}
+	if p.Seal > r.topSeal {
+		r.topSeal, r.sealMovedAt = p.Seal, now
+	}
+	if next > r.topNext {
+		r.topNext, r.nextMovedAt = next, now
+	}
 	limit := c.executed + c.window.Ahead
 	firstSeq := next - uint32(len(p.Commands))
+	before := s.Next()
 	for i, wc := range p.Commands {
 		seq := firstSeq + uint32(i)
 		if wc.Frame > limit {
 			c.violation(now, from, "window", fmt.Sprintf("command %d at frame %d outside the window (executed %d)", seq, wc.Frame, c.executed))
+			return
+		}
+		if len(wc.Payload) > c.cfg.MaxCommandSize {
+			c.violation(now, from, "limit", fmt.Sprintf("command %d has %d bytes, limit %d", seq, len(wc.Payload), c.cfg.MaxCommandSize))
 			return
 		}
 		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
@@ -308,6 +367,10 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 			return
 		}
 	}
+	if detail := c.countFrames(from, before); detail != "" {
+		c.violation(now, from, "limit", detail)
+		return
+	}
 	if p.Seal > limit {
 		c.violation(now, from, "window", fmt.Sprintf("seal %d outside the window (executed %d)", p.Seal, c.executed))
 		return
@@ -317,7 +380,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	if p.HasLeave {
 		c.onLeave(now, r, p.LeaveFrame)
 	}
-	if p.HasMembership {
+	if p.HasMembership && newer {
 		c.onMembership(now, r, &p.Membership)
 	}
 	if p.HasRelay && c.live(from) {
@@ -341,6 +404,7 @@ func (c *Core) advanceClock(now time.Duration) {
 	if now < c.lastNow {
 		now = c.lastNow
 	}
+	c.resume(now)
 	dt := now - c.lastNow
 	c.lastNow = now
 	pos := c.position(now)
@@ -517,12 +581,28 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.arena = c.arena[:0]
 	c.cmdBuf = c.cmdBuf[:0]
 	c.bucketAt = c.bucketAt[:0]
+	if c.stopped {
+		c.out.Events = c.out.Events[:0]
+		c.out.Deadline = now + c.cfg.DropTimeout
+		return c.out
+	}
 	c.advanceClock(now)
 	c.checkTimeouts(now)
 	c.settleLeaves(now)
+	// A member alone with its suspicions would agree with itself at once:
+	// the majority is checked first.
+	if c.checkMajority() {
+		events := c.out.Events
+		c.out.Events = c.out.Events[:0:0]
+		out := c.out
+		out.Events, out.Deadline = events, now+c.cfg.DropTimeout
+		return out
+	}
 	c.agree(now)
 	c.updatePolicy(now)
-	c.execute()
+	if c.confirmed() {
+		c.execute()
+	}
 	c.reportDesync(now)
 	c.checkLeft(now)
 	c.trim()

@@ -24,10 +24,28 @@ const (
 	// EventDesync: members' hashes of an executed frame differ; Frame is the
 	// first divergent frame, Section the first divergent section when known.
 	EventDesync
+	// EventStop: this member stopped (Member is its own slot): the others
+	// dropped it (Reason ReasonDropped) or it ended on the minority side of
+	// a split (ReasonMinority). It steps no further frame; Frame is the
+	// first frame it will not step. Core.Err says why.
+	EventStop
+)
+
+// Reason says why a member was dropped or stopped.
+type Reason string
+
+// Reasons carried by EventDrop, EventLeave and EventStop.
+const (
+	ReasonSilent    Reason = "silent"    // nothing heard from it for the drop timeout, or it stopped listening to us
+	ReasonStalled   Reason = "stalled"   // it kept talking but its seal did not advance for the drop timeout
+	ReasonLeft      Reason = "left"      // it announced its leave
+	ReasonViolation Reason = "violation" // it broke a rule of the protocol
+	ReasonMinority  Reason = "minority"  // EventStop: this member ended on the minority side of a split
+	ReasonDropped   Reason = "dropped"   // EventStop: the others dropped this member
 )
 
 // String returns the event type's name as used in JSON output: "violation",
-// "drop", "leave" or "desync".
+// "drop", "leave", "desync" or "stop".
 func (t EventType) String() string {
 	switch t {
 	case EventViolation:
@@ -38,6 +56,8 @@ func (t EventType) String() string {
 		return "leave"
 	case EventDesync:
 		return "desync"
+	case EventStop:
+		return "stop"
 	}
 	return fmt.Sprintf("EventType(%d)", uint8(t))
 }
@@ -49,6 +69,7 @@ type Event struct {
 	Member    bucket.Slot  // the member it concerns
 	LastFrame bucket.Frame // drops and leaves: the agreed last frame
 	Section   string       // desyncs: the first divergent section, when known
+	Reason    Reason       // drops, leaves and stops: why
 	Detail    string
 }
 
@@ -56,6 +77,9 @@ func (e Event) String() string {
 	s := fmt.Sprintf("%s of member %d at frame %d", e.Type, e.Member, e.Frame)
 	if e.Type == EventDrop || e.Type == EventLeave {
 		s += fmt.Sprintf(" (last frame %d)", e.LastFrame)
+	}
+	if e.Reason != "" {
+		s += fmt.Sprintf(" [%s]", e.Reason)
 	}
 	if e.Section != "" {
 		s += fmt.Sprintf(" in section %q", e.Section)

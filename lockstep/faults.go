@@ -9,32 +9,35 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
-// Faults: agreed member drops, leaves and protocol violations.
+// Faults: agreed member drops, leaves, protocol violations and splits.
 //
 // A member that stops listening to another (silence past Config.DropTimeout,
-// a protocol violation, or because a member it listens to says so) suspects
-// it: from then on it ignores the suspect's datagrams, sends it nothing, and
-// freezes its report of the suspect, Held: the suspect's seal as it held it
-// then. Every datagram to the others carries the sender's membership view:
-// the set of members it suspects and, for each, its report, what it holds now
-// (Seal, Next) and its candidate for the suspect's last frame.
+// a seal that stopped advancing for as long, a protocol violation, or because
+// a member it listens to says so) suspects it: from then on it ignores the
+// suspect's datagrams and sends it only its membership view. Every datagram
+// to the others carries the sender's membership view: the set of members it
+// suspects and, for each, what it holds of the suspect's stream now (Seal,
+// Next) and its candidate for the suspect's last frame.
 //
-// The last frame L of a suspect m is the largest report of m: a member's
-// candidate is known once every member it considers live has reported, and is
-// then the largest report it has received or its live members' known
-// candidates. Reports never change and are never forgotten, so candidates only
-// grow. A member finalizes m when every member it considers live suspects the
-// same set and names the same known candidate, and it holds every command of
-// m up to that frame; members that hold more of m's commands relay them to
-// those that hold less. Every survivor therefore closes m's stream at the same
-// L, no survivor has executed a frame past L (it could not without m's seal),
-// and the drop takes effect at frame L+1 on every survivor.
+// The last frame L of a suspect m is the highest seal of m that a live member
+// holds: a member's candidate is known once every member it considers live
+// has sent a view naming m, and is then the largest Seal of m among its own
+// and those views. Members that hold more of m's stream relay commands and
+// seals to those that hold less, so every live member can reach L. A member
+// finalizes m when every member it considers live suspects the same set and
+// names the same candidate, and it holds m's stream sealed at L. No live
+// member has executed a frame past L (it could not without m's seal), and
+// while the members agree no live member's hold on m can rise past what the
+// live members held: every live member reaches every agreed frame, and the
+// drop takes effect at frame L+1 on every survivor.
+//
+// A member whose live set is no longer a strict majority of the members live
+// before the suspicions began (on a tie: one without the lowest of them)
+// stops instead of agreeing: it is on the minority side of a split, or the
+// others dropped it. So after a partition only one side plays on (split.go).
 
-// noReport marks a member that has not reported on a suspect.
-const noReport bucket.Frame = -3
-
-// suspect stops listening to member m and freezes our report of it.
-func (c *Core) suspect(now time.Duration, m bucket.Slot, reason string) {
+// suspect stops listening to member m.
+func (c *Core) suspect(now time.Duration, m bucket.Slot, reason Reason, detail string) {
 	bit := uint64(1) << m
 	if c.suspected&bit != 0 || m == c.self {
 		return
@@ -43,15 +46,8 @@ func (c *Core) suspect(now time.Duration, m bucket.Slot, reason string) {
 	c.peers[m].suspectedAt = now
 	s := c.table.Stream(m)
 	c.held[m] = s.Seal()
-	if c.reports[m] == nil {
-		c.reports[m] = make([]bucket.Frame, c.cfg.Members)
-		for i := range c.reports[m] {
-			c.reports[m][i] = noReport
-		}
-	}
-	c.reports[m][c.self] = s.Seal()
-	c.reasons[m] = reason
-	c.cfg.Logger.Info("lockstep: stopped listening to a member", "member", m, "reason", reason, "held", s.Seal())
+	c.reasons[m], c.details[m] = reason, detail
+	c.cfg.Logger.Info("lockstep: stopped listening to a member", "member", m, "reason", reason, "detail", detail, "held", s.Seal())
 }
 
 // Listening reports whether the core still listens to member slot: it is
@@ -62,11 +58,16 @@ func (c *Core) Listening(slot bucket.Slot) bool { return int(slot) < c.cfg.Membe
 // included).
 func (c *Core) live(p bucket.Slot) bool { return (c.suspected|c.gone)&(1<<p) == 0 }
 
-// checkTimeouts suspects every member silent for longer than DropTimeout.
+// liveMask returns the set of members we listen to, us included.
+func (c *Core) liveMask() uint64 { return c.all &^ (c.suspected | c.gone) }
+
+// checkTimeouts suspects every member silent for longer than DropTimeout,
+// and every member whose seal has not advanced for as long while it talks.
 func (c *Core) checkTimeouts(now time.Duration) {
 	if c.leaving {
 		return // a member on its way out drops nobody
 	}
+	origin := max(c.epoch, c.cfg.Start)
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) {
 			continue
@@ -76,23 +77,70 @@ func (c *Core) checkTimeouts(now time.Duration) {
 		}
 		last := r.lastRecv
 		if !r.heard {
-			last = max(c.epoch, c.cfg.Start)
+			last = origin
 		}
 		if now-last > c.cfg.DropTimeout {
-			c.suspect(now, r.slot, fmt.Sprintf("silent for %v", (now-last).Round(time.Millisecond)))
+			c.suspect(now, r.slot, ReasonSilent, fmt.Sprintf("silent for %v", (now-last).Round(time.Millisecond)))
+			continue
+		}
+		// A seal held back while a backlog of its commands drains (under a
+		// tight budget) is not stuck: new commands still arrive. Commands
+		// alone keep it only for three timeouts.
+		moved, cmds := max(r.sealMovedAt, origin), max(r.nextMovedAt, origin)
+		talking := r.heard && now-last < c.cfg.DropTimeout/2
+		if talking && now-moved > c.cfg.DropTimeout && (now-cmds > c.cfg.DropTimeout || now-moved > 3*c.cfg.DropTimeout) {
+			c.suspect(now, r.slot, ReasonStalled, fmt.Sprintf("seal stuck at %d for %v", r.topSeal, (now-moved).Round(time.Millisecond)))
 		}
 	}
 }
 
-// onMembership takes in member r's view.
+// reasonCodes are the codes of the reasons in membership views
+// (wire.MemberView.Reason); 0 says none.
+var reasonCodes = [...]Reason{1: ReasonSilent, 2: ReasonStalled, 3: ReasonLeft, 4: ReasonViolation}
+
+// reasonCode returns the wire code of reason, or 0.
+func reasonCode(reason Reason) uint8 {
+	for code, r := range reasonCodes {
+		if r == reason && r != "" {
+			return uint8(code)
+		}
+	}
+	return 0
+}
+
+// spreadReason is the reason we give for suspecting m because another member
+// did: the reason its view gives, or, from a sender that gives none, what our
+// own evidence says.
+func (c *Core) spreadReason(now time.Duration, m bucket.Slot, code uint8) Reason {
+	if int(code) < len(reasonCodes) && reasonCodes[code] != "" {
+		return reasonCodes[code]
+	}
+	r := c.peers[m]
+	origin := max(c.epoch, c.cfg.Start)
+	if r.heard && now-r.lastRecv < c.cfg.DropTimeout/2 && now-max(r.sealMovedAt, origin) > c.cfg.DropTimeout/2 {
+		return ReasonStalled
+	}
+	return ReasonSilent
+}
+
+// namesUs handles a membership view from r that names us: r has stopped
+// listening to us. We stop listening to r, and remember the frame it agreed
+// on for us, if any, as evidence that we were dropped.
+func (c *Core) namesUs(now time.Duration, r *remote, m *wire.Membership) {
+	if i := bits.OnesCount64(m.Suspected & (1<<c.self - 1)); i < len(m.Views) {
+		if last := m.Views[i].Last; last != wire.Unknown {
+			c.namedBy |= 1 << r.slot
+			c.namedLast = max(c.namedLast, last)
+		}
+	}
+	c.suspect(now, r.slot, ReasonSilent, fmt.Sprintf("member %d stopped listening to us", r.slot))
+}
+
+// onMembership takes in member r's view, from a datagram newer than any
+// before from it.
 func (c *Core) onMembership(now time.Duration, r *remote, m *wire.Membership) {
 	if bits.OnesCount64(m.Suspected) != len(m.Views) || m.Suspected>>uint(c.cfg.Members) != 0 {
 		c.violation(now, r.slot, "membership", "membership view names members that do not exist")
-		return
-	}
-	if m.Suspected&(1<<c.self) != 0 {
-		// It stopped listening to us: the session has split between us.
-		c.suspect(now, r.slot, fmt.Sprintf("member %d stopped listening to us", r.slot))
 		return
 	}
 	r.mask = m.Suspected
@@ -107,20 +155,17 @@ func (c *Core) onMembership(now time.Duration, r *remote, m *wire.Membership) {
 		r.views[s] = v
 		slot := bucket.Slot(s)
 		if c.suspected&(1<<slot) == 0 {
-			c.suspect(now, slot, fmt.Sprintf("member %d stopped listening to it", r.slot))
-		}
-		if c.reports[slot][r.slot] == noReport {
-			c.reports[slot][r.slot] = v.Held
+			c.suspect(now, slot, c.spreadReason(now, slot, v.Reason), fmt.Sprintf("member %d stopped listening to it", r.slot))
 		}
 	}
 }
 
 // onRelay takes in commands of a suspect relayed by member r. A relay must
 // stay within what r's own membership view says it holds of the suspect, and
-// within the window; anything else is a violation. (A member that lies about
-// another's commands within those bounds cannot be caught here, as commands
-// carry no signature of their author; the members' input hashes then differ
-// and every member reports the desync.)
+// within the window and the limits per frame; anything else is a violation.
+// (A member that lies about another's commands within those bounds cannot be
+// caught here, as commands carry no signature of their author; the members'
+// input hashes then differ and every member reports the desync.)
 func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 	m := rl.Member
 	if int(m) >= c.cfg.Members || m == c.self || c.live(m) || c.finalized&(1<<m) != 0 {
@@ -140,10 +185,15 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		return
 	}
 	s := c.table.Stream(m)
+	before := s.Next()
 	for i, wc := range rl.Commands {
 		seq := rl.First + uint32(i)
 		if wc.Frame > limit {
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d at frame %d outside the window", seq, m, wc.Frame))
+			return
+		}
+		if len(wc.Payload) > c.cfg.MaxCommandSize {
+			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d has %d bytes, limit %d", seq, m, len(wc.Payload), c.cfg.MaxCommandSize))
 			return
 		}
 		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
@@ -155,31 +205,59 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 			return
 		}
 	}
+	if detail := c.countFrames(m, before); detail != "" {
+		c.violation(now, r.slot, "relay", fmt.Sprintf("relayed commands of member %d: %s", m, detail))
+		return
+	}
 	s.Promise(rl.Seal, rl.First+n)
 }
 
+// countFrames counts the commands of member m that entered its stream's
+// prefix since sequence number from against the limits per frame, and
+// returns what was exceeded, or "".
+func (c *Core) countFrames(m bucket.Slot, from uint32) string {
+	r := c.peers[m]
+	for _, cmd := range c.table.Stream(m).Since(from) {
+		if cmd.Frame != r.countFrame {
+			r.countFrame, r.countN, r.countBytes = cmd.Frame, 0, 0
+		}
+		r.countN++
+		r.countBytes += len(cmd.Payload)
+		if r.countN > c.cfg.MaxFrameCommands || r.countBytes > c.cfg.MaxFrameBytes {
+			return fmt.Sprintf("more than %d commands or %d bytes on frame %d", c.cfg.MaxFrameCommands, c.cfg.MaxFrameBytes, cmd.Frame)
+		}
+	}
+	return ""
+}
+
+// holds returns our seal of member m as we report it: capped at its leave
+// frame when it announced one. A member that holds m's seal past its leave
+// frame heard the leave (every datagram after the leave carries it), so with
+// the cap no report passes the leave frame, and members that missed the
+// leave agree with those that heard it.
+func (c *Core) holds(m bucket.Slot) bucket.Frame {
+	seal := c.table.Stream(m).Seal()
+	if left := c.leaveAt[m]; left != bucket.NoFrame {
+		seal = min(seal, left)
+	}
+	return seal
+}
+
 // candidate returns our candidate for suspect m's last frame, or
-// wire.Unknown while some live member has not reported.
+// wire.Unknown while some live member has not sent a view naming m.
 func (c *Core) candidate(m bucket.Slot) bucket.Frame {
 	if c.finalized&(1<<m) != 0 {
 		return c.table.Closed(m)
 	}
-	cand := noReport
-	for p := range c.cfg.Members {
-		slot := bucket.Slot(p)
-		if slot == m {
+	cand := c.holds(m)
+	for _, r := range c.peers {
+		if r == nil || r.slot == m || !c.live(r.slot) {
 			continue
 		}
-		rep := c.reports[m][p]
-		if c.live(slot) && rep == noReport {
+		if !r.hasView || r.mask&(1<<m) == 0 {
 			return wire.Unknown
 		}
-		cand = max(cand, rep)
-		if slot != c.self && c.live(slot) {
-			if r := c.peers[p]; r.hasView && r.mask&(1<<m) != 0 && r.views[m].Last != wire.Unknown {
-				cand = max(cand, r.views[m].Last)
-			}
-		}
+		cand = max(cand, r.views[m].Seal)
 	}
 	if left := c.leaveAt[m]; left != bucket.NoFrame {
 		cand = min(cand, left)
@@ -194,7 +272,7 @@ func (c *Core) agree(now time.Duration) {
 		m := bucket.Slot(bits.TrailingZeros64(pending))
 		pending &^= 1 << m
 		last := c.candidate(m)
-		if last == wire.Unknown || c.table.Stream(m).Seal() < last {
+		if last == wire.Unknown || c.holds(m) < last {
 			continue
 		}
 		agreed := true
@@ -217,8 +295,11 @@ func (c *Core) agree(now time.Duration) {
 		if c.leaveAt[m] == last {
 			continue // its leave was reported when it was announced
 		}
-		c.emit(Event{Type: EventDrop, Frame: last + 1, Member: m, LastFrame: last, Detail: c.reasons[m]})
-		c.cfg.Logger.Info("lockstep: member dropped", "member", m, "last_frame", last, "reason", c.reasons[m])
+		c.emit(Event{Type: EventDrop, Frame: last + 1, Member: m, LastFrame: last, Reason: c.reasons[m], Detail: c.details[m]})
+		c.cfg.Logger.Info("lockstep: member dropped", "member", m, "last_frame", last, "reason", c.reasons[m], "detail", c.details[m])
+	}
+	if c.suspected&^c.finalized == 0 {
+		c.before = c.liveMask() // settled: the members live before any new suspicion
 	}
 }
 
@@ -236,32 +317,34 @@ func (c *Core) membershipView(p *wire.Packet) {
 		}
 		slot := bucket.Slot(s)
 		st := c.table.Stream(slot)
-		views = append(views, wire.MemberView{Held: c.held[s], Seal: st.Seal(), Next: st.Next(), Last: c.candidate(slot)})
+		views = append(views, wire.MemberView{Held: c.held[s], Seal: c.holds(slot), Next: st.Next(), Last: c.candidate(slot), Reason: reasonCode(c.reasons[s])})
 	}
 	p.Membership.Views = views
 }
 
-// relayTo fills p's relay block with commands of a suspect that r lacks,
-// if we hold more than it does.
+// relayTo fills p's relay block with what we hold of a suspect beyond what
+// r holds: commands, or our seal alone. It relays dropped members too, as
+// long as r lacks their stream up to the agreed frame.
 func (c *Core) relayTo(p *wire.Packet, r *remote) {
 	if !r.hasView {
 		return
 	}
-	pending := c.suspected &^ c.finalized & r.mask
+	pending := c.suspected & r.mask
 	for pending != 0 {
 		m := bucket.Slot(bits.TrailingZeros64(pending))
 		pending &^= 1 << m
 		theirs := r.views[m]
 		s := c.table.Stream(m)
-		if s.Next() <= theirs.Next && s.Seal() <= theirs.Seal {
+		seal := c.holds(m)
+		if s.Next() <= theirs.Next && seal <= theirs.Seal {
 			continue
 		}
-		if theirs.Next < s.Base() {
+		first := min(theirs.Next, s.Next()) // our seal holds for our prefix
+		if first < s.Base() {
 			continue // trimmed: someone else must relay
 		}
-		cmds := s.Since(theirs.Next)
-		seal := s.Seal()
-		rel := wire.Relay{Member: m, First: theirs.Next, Seal: seal, Commands: p.Relay.Commands[:0]}
+		cmds := s.Since(first)
+		rel := wire.Relay{Member: m, First: first, Seal: seal, Commands: p.Relay.Commands[:0]}
 		budget := c.cfg.MaxDatagramSize - p.Length() - 32
 		for i, bc := range cmds {
 			need := wire.CommandLength(bc.Frame, wire.Command{Frame: bc.Frame, Payload: bc.Payload}) + 10
@@ -272,7 +355,7 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 			budget -= need
 			rel.Commands = append(rel.Commands, wire.Command{Frame: bc.Frame, Payload: bc.Payload})
 		}
-		if len(rel.Commands) == 0 && s.Next() > theirs.Next {
+		if len(rel.Commands) == 0 && s.Next() > theirs.Next && rel.Seal <= theirs.Seal {
 			continue // does not fit this datagram
 		}
 		p.HasRelay, p.Relay = true, rel
@@ -328,7 +411,7 @@ func (c *Core) checkLeft(now time.Duration) {
 		}
 	}
 	c.left = true
-	c.emit(Event{Type: EventLeave, Frame: c.leaveFrame + 1, Member: c.self, LastFrame: c.leaveFrame, Detail: "we left"})
+	c.emit(Event{Type: EventLeave, Frame: c.leaveFrame + 1, Member: c.self, LastFrame: c.leaveFrame, Reason: ReasonLeft, Detail: "we left"})
 }
 
 // onLeave takes in member r's announcement that it leaves after frame last.
@@ -347,7 +430,7 @@ func (c *Core) onLeave(now time.Duration, r *remote, last bucket.Frame) {
 	}
 	c.leaveAt[m] = last
 	c.table.Close(m, last)
-	c.emit(Event{Type: EventLeave, Frame: last + 1, Member: m, LastFrame: last, Detail: "left"})
+	c.emit(Event{Type: EventLeave, Frame: last + 1, Member: m, LastFrame: last, Reason: ReasonLeft, Detail: "left"})
 }
 
 // leaveAcks is how many datagrams acknowledging a leaver's last frame a
@@ -380,5 +463,5 @@ func (c *Core) violation(now time.Duration, m bucket.Slot, rule, detail string) 
 	}
 	c.emit(Event{Type: EventViolation, Frame: c.executed + 1, Member: m, Detail: rule + ": " + detail})
 	c.cfg.Logger.Warn("lockstep: protocol violation", "member", m, "rule", rule, "detail", detail)
-	c.suspect(now, m, "violation: "+rule)
+	c.suspect(now, m, ReasonViolation, rule+": "+detail)
 }

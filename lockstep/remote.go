@@ -43,8 +43,28 @@ type remote struct {
 	newestClock time.Duration // the frame clock in its newest datagram
 	reportedLag time.Duration // its report of how late our datagrams' news reaches it (see sampleLateness): what our lead must cover
 
-	// When we stopped listening to it.
+	// When we stopped listening to it, and whether it sent us something
+	// since that our membership view should answer (send.go).
 	suspectedAt time.Duration
+	replyDue    bool
+
+	// After a freeze (faults.go, resume): the number of our first datagram
+	// to it since, and whether it has echoed that one or a later one.
+	resumeNum uint16
+	confirmed bool
+
+	// Its seal as advertised: the highest, and when it last rose; when its
+	// advertised Next last rose.
+	topSeal     bucket.Frame
+	sealMovedAt time.Duration
+	topNext     uint32
+	nextMovedAt time.Duration
+
+	// Its commands on its newest frame so far, against the limits per
+	// frame (faults.go, countFrames).
+	countFrame bucket.Frame
+	countN     int
+	countBytes int
 
 	// Datagrams we sent it acknowledging its whole stream up to its leave.
 	leaveAcks int
@@ -99,6 +119,8 @@ func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
 		mismatch:   -1,
 		found:      -1,
 		newestSeal: seal,
+		topSeal:    seal,
+		countFrame: -1,
 		offsets:    bucket.NewSamples(256),
 		lags:       bucket.NewSamples(256),
 	}

@@ -92,12 +92,15 @@ func (c *Core) send(now time.Duration) {
 	// every MaxInterval for a drop timeout, so that it stops listening to us
 	// too rather than waiting for our seals (the membership view in these
 	// datagrams names it).
+	// The same goes for a member we dropped that still sends to us (it
+	// was frozen, say): the view tells it it was dropped, and it stops.
 	for _, r := range c.peers {
-		if r == nil || c.suspected&(1<<r.slot) == 0 || now-r.suspectedAt > c.cfg.DropTimeout {
+		if r == nil || c.suspected&(1<<r.slot) == 0 || (now-r.suspectedAt > c.cfg.DropTimeout && !r.replyDue) {
 			continue
 		}
 		if now-r.lastSend >= c.cfg.MaxInterval && c.affordable() {
 			c.sendTo(now, r)
+			r.replyDue = false
 		}
 	}
 }
@@ -146,7 +149,10 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		}
 		c.membershipView(p)
 		c.detailFor(now, p, r)
-		for _, bc := range cmds {
+		// No datagram holds more commands than half its bytes: a long
+		// backlog is not copied whole for every datagram.
+		take := min(len(cmds), c.cfg.MaxDatagramSize/2)
+		for _, bc := range cmds[:take] {
 			p.Commands = append(p.Commands, wire.Command{Frame: bc.Frame, Payload: bc.Payload})
 		}
 		c.wireCmds = p.Commands[:0]
@@ -156,15 +162,18 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		if p.HasDetail && p.Length() > c.cfg.MaxDatagramSize {
 			p.HasDetail = false // the desync search waits for a roomier datagram
 		}
-		if p.Length() > c.cfg.MaxDatagramSize && len(p.Commands) > 1 {
+		if take < len(cmds) || p.Length() > c.cfg.MaxDatagramSize && len(p.Commands) > 1 {
 			// Split: the longest prefix that fits, with a seal and Next that
 			// hold for that prefix alone.
 			lo, hi := 1, len(p.Commands)-1
+			if take < len(cmds) {
+				hi = take
+			}
 			all := p.Commands
 			for lo < hi {
 				m := (lo + hi + 1) / 2
 				p.Commands = all[:m]
-				p.Seal = min(seal, all[m].Frame-1)
+				p.Seal = min(seal, cmds[m].Frame-1)
 				if p.Length() <= c.cfg.MaxDatagramSize {
 					lo = m
 				} else {
@@ -172,7 +181,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 				}
 			}
 			p.Commands = all[:lo]
-			p.Seal = min(seal, all[lo].Frame-1)
+			p.Seal = min(seal, cmds[lo].Frame-1)
 			p.Next = uint16(cmds[lo].Seq)
 			rest = cmds[lo:]
 		}

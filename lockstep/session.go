@@ -17,8 +17,13 @@ import (
 var ErrTransportClosed = errors.New("lockstep: transport closed")
 
 // ErrBusy is returned by Session.Broadcast when the session's goroutine has
-// not yet taken the datagrams broadcast before.
+// not yet taken the datagrams broadcast before, and by Session.Submit when
+// SubmitQueue commands are already waiting for it.
 var ErrBusy = errors.New("lockstep: session busy")
+
+// DefaultSubmitQueue is how many submitted commands may wait for Run's
+// goroutine before Submit refuses more (SessionConfig.SubmitQueue).
+const DefaultSubmitQueue = 256
 
 // peerStatsEvery is how often Session refreshes its per-member figures.
 const peerStatsEvery = 250 * time.Millisecond
@@ -28,7 +33,10 @@ type SessionConfig struct {
 	// Core configures the engine. Core.Start is the session clock's time at
 	// which frame 0 begins (see Clock).
 	Core Config
-	// Sim is stepped with every bucket, from Run's goroutine only.
+	// Sim is stepped with every bucket, from Run's goroutine only. Nil
+	// selects pull mode: Run steps nothing, and the caller takes the ready
+	// buckets with Session.Ready, steps them on its own goroutine and
+	// reports each frame's hash with Session.Stepped.
 	Sim Simulation
 	// Transport carries datagrams to and from the other members.
 	Transport Transport
@@ -36,8 +44,9 @@ type SessionConfig struct {
 	// the time since NewSession, from the process's monotonic clock.
 	Clock func() time.Duration
 	// OnStep, when set, is called from Run's goroutine after each frame is
-	// stepped, with the simulation: the place to render or record.
-	OnStep func(frame bucket.Frame, commands []bucket.Command, sim Simulation)
+	// stepped, with the simulation and the state hash just computed: the
+	// place to record. Not called in pull mode.
+	OnStep func(frame bucket.Frame, commands []bucket.Command, sim Simulation, hash uint64)
 	// OnEvent, when set, is called from Run's goroutine for every event.
 	OnEvent func(Event)
 	// OnDatagram, when set, is called from Run's goroutine with every
@@ -49,6 +58,9 @@ type SessionConfig struct {
 	OnDatagram func(from bucket.Slot, data []byte)
 	// Logger receives the session's diagnostics; nil discards them.
 	Logger *slog.Logger
+	// SubmitQueue bounds the commands Submit queues for Run's goroutine
+	// (default DefaultSubmitQueue).
+	SubmitQueue int
 }
 
 // SessionStats is a snapshot of a running session.
@@ -64,39 +76,45 @@ type broadcastReq struct {
 	data []byte
 }
 
-type submitReq struct {
-	payload []byte
-	reply   chan submitReply
-}
-
-type submitReply struct {
-	frame bucket.Frame
-	err   error
+// steppedReport is a frame's hash reported by the caller in pull mode.
+type steppedReport struct {
+	frame    bucket.Frame
+	hash     uint64
+	sections []Section
 }
 
 // Session runs a Core against a real clock and a Transport: Run drives it
-// from one goroutine, stepping the simulation with every bucket. Submit,
-// Stats and Close are safe for concurrent use.
+// from one goroutine, stepping the simulation with every bucket (or, in
+// pull mode, handing the buckets to the caller). Submit, Broadcast, Ready,
+// Stepped, Alpha, Stats and Close are safe for concurrent use and never
+// wait for Run, but for Close.
 type Session struct {
 	cfg     SessionConfig
 	core    *Core
 	clock   func() time.Duration
-	submits chan submitReq
+	submits chan []byte
+	full    [][]byte // commands refused for a full frame, submitted again on the next Ready (in order, before newer ones)
 	casts   chan broadcastReq
 	leave   chan struct{}
 	done    chan struct{}
+	wake    chan struct{} // pull mode: a Stepped report is waiting
 	once    sync.Once
 	started sync.Once
 
-	mu    sync.Mutex
-	stats SessionStats
+	mu      sync.Mutex
+	stats   SessionStats
+	err     error           // why Run returned, once it has
+	ready   []Bucket        // pull mode: buckets not yet taken by Ready
+	reports []steppedReport // pull mode: hashes not yet handed to the core
+	clockAt time.Duration   // session clock at the newest Ready of the core
+	frameAt time.Duration   // the core's frame clock then
 }
 
 // NewSession returns a session ready to Run. It returns an error wrapping
-// ErrInvalidConfig for an invalid configuration.
+// ErrInvalidConfig for an invalid configuration (or without a transport).
 func NewSession(cfg SessionConfig) (*Session, error) {
-	if cfg.Sim == nil || cfg.Transport == nil {
-		return nil, fmt.Errorf("%w: a session needs a simulation and a transport", ErrInvalidConfig)
+	if cfg.Transport == nil {
+		return nil, fmt.Errorf("%w: a session needs a transport", ErrInvalidConfig)
 	}
 	clock := cfg.Clock
 	if clock == nil {
@@ -113,29 +131,43 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.SubmitQueue <= 0 {
+		cfg.SubmitQueue = DefaultSubmitQueue
+	}
 	s := &Session{
 		cfg:     cfg,
 		core:    core,
 		clock:   clock,
-		submits: make(chan submitReq),
+		submits: make(chan []byte, cfg.SubmitQueue),
 		casts:   make(chan broadcastReq, 64),
 		leave:   make(chan struct{}),
 		done:    make(chan struct{}),
+		wake:    make(chan struct{}, 1),
 	}
 	s.stats.Stepped = -1
 	return s, nil
 }
 
 // Run drives the session until ctx is done (returning ctx's error), the
-// member has left after Close (returning nil), or the transport closes
-// (returning ErrTransportClosed). It must be called once.
+// member has left after Close (returning nil), the member stopped because
+// the others dropped it or it ended in a minority (returning an error
+// wrapping ErrStopped, see Core.Err), or the transport closes (returning
+// ErrTransportClosed). It must be called once.
 func (s *Session) Run(ctx context.Context) error {
 	ran := false
 	s.started.Do(func() { ran = true })
 	if !ran {
 		return errors.New("lockstep: Session.Run called twice")
 	}
-	defer close(s.done)
+	err := s.run(ctx)
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+	close(s.done)
+	return err
+}
+
+func (s *Session) run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var sections []Section
@@ -143,6 +175,7 @@ func (s *Session) Run(ctx context.Context) error {
 	leave := s.leave
 	var peersAt time.Duration
 	for {
+		s.resubmit()
 		now := s.clock()
 		rd := s.core.Ready(now)
 		var sendErrs int64
@@ -152,16 +185,16 @@ func (s *Session) Run(ctx context.Context) error {
 			}
 		}
 		var hash uint64
+		if s.cfg.Sim == nil {
+			s.handOver(rd.Buckets)
+		}
 		for _, b := range rd.Buckets {
-			s.cfg.Sim.Step(b.Frame, b.Commands)
-			hash = s.cfg.Sim.Hash()
-			sections = sections[:0]
-			if sh, ok := s.cfg.Sim.(SectionHasher); ok {
-				sections = sh.SectionHashes(sections)
+			if s.cfg.Sim == nil {
+				break
 			}
-			s.core.Stepped(b.Frame, hash, sections)
+			hash, sections = StepBucket(s.core, s.cfg.Sim, b, sections)
 			if s.cfg.OnStep != nil {
-				s.cfg.OnStep(b.Frame, b.Commands, s.cfg.Sim)
+				s.cfg.OnStep(b.Frame, b.Commands, s.cfg.Sim, hash)
 			}
 		}
 		for _, e := range rd.Events {
@@ -170,6 +203,7 @@ func (s *Session) Run(ctx context.Context) error {
 			}
 		}
 		s.mu.Lock()
+		s.clockAt, s.frameAt = now, s.core.position(now)
 		s.stats.Core = s.core.Stats()
 		if now-peersAt >= peerStatsEvery || s.stats.Peers == nil {
 			// Per-member figures sort their sample windows: not every Ready.
@@ -177,12 +211,15 @@ func (s *Session) Run(ctx context.Context) error {
 			peersAt = now
 		}
 		s.stats.SendErrs += sendErrs
-		if n := len(rd.Buckets); n > 0 {
+		if n := len(rd.Buckets); n > 0 && s.cfg.Sim != nil {
 			s.stats.Stepped, s.stats.Hash = rd.Buckets[n-1].Frame, hash
 		}
 		s.mu.Unlock()
 		if s.core.Left() {
 			return nil
+		}
+		if err := s.core.Err(); err != nil {
+			return err // the others dropped us, or we are in a minority
 		}
 		wait := rd.Deadline - s.clock()
 		if wait < 0 {
@@ -220,9 +257,10 @@ func (s *Session) Run(ctx context.Context) error {
 					}
 				}
 			}
-		case req := <-s.submits:
-			f, err := s.core.Submit(s.clock(), req.payload)
-			req.reply <- submitReply{f, err}
+		case payload := <-s.submits:
+			s.submit(payload)
+		case <-s.wake:
+			s.takeReports()
 		case <-leave:
 			leave = nil // announced once
 			if _, err := s.core.Leave(s.clock()); err != nil {
@@ -276,19 +314,70 @@ func (s *Session) Broadcast(data []byte) error {
 	}
 }
 
-// Submit stamps a command and queues it for every member, returning the frame
-// it executes on. It blocks until Run takes it, and returns ErrClosed once the
-// session is over or leaving.
-func (s *Session) Submit(ctx context.Context, payload []byte) (bucket.Frame, error) {
-	req := submitReq{payload: payload, reply: make(chan submitReply, 1)}
+// Submit queues a command for Run's goroutine, which stamps it with the
+// frame it executes on and sends it to every member. It never blocks: it
+// returns ErrBusy when SubmitQueue commands are already waiting, an error
+// wrapping ErrCommandTooLarge for a payload over the core's MaxCommandSize,
+// and ErrClosed once the session is over. payload is copied. A command
+// the core refuses later (the member is leaving) is counted in
+// Stats().Core.Refused.
+func (s *Session) Submit(payload []byte) error {
+	if len(payload) > s.core.cfg.MaxCommandSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrCommandTooLarge, len(payload), s.core.cfg.MaxCommandSize)
+	}
 	select {
-	case s.submits <- req:
-		r := <-req.reply
-		return r.frame, r.err
 	case <-s.done:
-		return 0, ErrClosed
-	case <-ctx.Done():
-		return 0, ctx.Err()
+		return ErrClosed
+	default:
+	}
+	select {
+	case s.submits <- append([]byte(nil), payload...):
+		return nil
+	default:
+		return fmt.Errorf("%w: %d commands already queued", ErrBusy, cap(s.submits))
+	}
+}
+
+// submit hands one queued command to the core. One refused because its
+// frame is full (ErrFrameFull) waits for a later frame, behind any that
+// wait already, up to SubmitQueue of them.
+func (s *Session) submit(payload []byte) {
+	if len(s.full) > 0 {
+		s.hold(payload)
+		return
+	}
+	if _, err := s.core.Submit(s.clock(), payload); errors.Is(err, ErrFrameFull) {
+		s.hold(payload)
+	} else if err != nil {
+		s.cfg.Logger.Debug("lockstep: queued command refused", "err", err)
+	}
+}
+
+// hold keeps a command for a later frame, or refuses it when SubmitQueue
+// commands wait already.
+func (s *Session) hold(payload []byte) {
+	if len(s.full) >= cap(s.submits) {
+		s.core.stats.Refused++
+		s.cfg.Logger.Warn("lockstep: queued command refused: frames full and the queue too")
+		return
+	}
+	s.full = append(s.full, payload)
+}
+
+// resubmit submits again, in order, the commands that waited for a frame
+// with room.
+func (s *Session) resubmit() {
+	n := 0
+	for n < len(s.full) {
+		if _, err := s.core.Submit(s.clock(), s.full[n]); errors.Is(err, ErrFrameFull) {
+			break
+		} else if err != nil {
+			s.cfg.Logger.Debug("lockstep: queued command refused", "err", err)
+		}
+		n++
+	}
+	if n > 0 {
+		s.full = append(s.full[:0], s.full[n:]...)
 	}
 }
 

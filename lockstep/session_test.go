@@ -3,8 +3,12 @@ package lockstep_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -85,7 +89,7 @@ func TestSessionsOverMemoryTransport(t *testing.T) {
 			Sim:       &countingSim{},
 			Transport: net.members[i],
 			Clock:     clock,
-			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation) {
+			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation, _ uint64) {
 				mu.Lock()
 				hashes[i][f] = sim.Hash()
 				mu.Unlock()
@@ -108,7 +112,7 @@ func TestSessionsOverMemoryTransport(t *testing.T) {
 		go func() {
 			defer sub.Done()
 			for k := range 20 {
-				if _, err := s.Submit(ctx, []byte{byte(i), byte(k)}); err != nil {
+				if err := s.Submit([]byte{byte(i), byte(k)}); err != nil {
 					t.Errorf("member %d submit %d: %v", i, k, err)
 					return
 				}
@@ -134,7 +138,7 @@ func TestSessionsOverMemoryTransport(t *testing.T) {
 	if err := <-errc[2]; err != nil {
 		t.Fatalf("leaver's Run: %v", err)
 	}
-	if _, err := sessions[2].Submit(ctx, []byte{1}); !errors.Is(err, lockstep.ErrClosed) {
+	if err := sessions[2].Submit([]byte{1}); !errors.Is(err, lockstep.ErrClosed) {
 		t.Fatalf("Submit after Close: %v", err)
 	}
 	target := sessions[0].Stats().Stepped + 40
@@ -189,7 +193,7 @@ func TestSessionTransportClosed(t *testing.T) {
 	}
 }
 
-func TestNewSessionNeedsSimAndTransport(t *testing.T) {
+func TestNewSessionNeedsATransport(t *testing.T) {
 	if _, err := lockstep.NewSession(lockstep.SessionConfig{Core: lockstep.Config{Members: 1}}); !errors.Is(err, lockstep.ErrInvalidConfig) {
 		t.Fatalf("err = %v", err)
 	}
@@ -236,4 +240,125 @@ func TestSessionBroadcastEntityDatagrams(t *testing.T) {
 	if st := sessions[1].Stats(); st.Core.Malformed != 0 {
 		t.Fatalf("entity datagrams counted as malformed: %d", st.Core.Malformed)
 	}
+}
+
+// TestSessionCutOffStops: a member cut off from the others for longer than
+// the drop timeout is in a minority; its Run returns an error wrapping
+// ErrStopped, and Submit says so too, while the others play on.
+func TestSessionCutOffStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const members = 3
+		net := newMemNet(members)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var sessions []*lockstep.Session
+		var stops []lockstep.Event
+		var mu sync.Mutex
+		for i := range members {
+			s, err := lockstep.NewSession(lockstep.SessionConfig{
+				Core:      lockstep.Config{Members: members, Self: bucket.Slot(i), Session: 7, DropTimeout: time.Second},
+				Sim:       &countingSim{},
+				Transport: net.members[i],
+				OnEvent: func(e lockstep.Event) {
+					if e.Type == lockstep.EventStop {
+						mu.Lock()
+						stops = append(stops, e)
+						mu.Unlock()
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sessions = append(sessions, s)
+		}
+		errc := make([]chan error, members)
+		for i, s := range sessions {
+			errc[i] = make(chan error, 1)
+			go func() { errc[i] <- s.Run(ctx) }()
+		}
+		time.Sleep(2 * time.Second)
+		net.mu.Lock()
+		net.cut[2] = true
+		net.mu.Unlock()
+		select {
+		case err := <-errc[2]:
+			if !errors.Is(err, lockstep.ErrStopped) || !strings.Contains(err.Error(), "minority") {
+				t.Fatalf("member 2's Run: %v, want ErrStopped for a minority", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("member 2 cut off for 5 s did not stop")
+		}
+		if err := sessions[2].Submit([]byte("late")); !errors.Is(err, lockstep.ErrClosed) && !errors.Is(err, lockstep.ErrStopped) {
+			t.Fatalf("Submit after the stop: %v", err)
+		}
+		before := sessions[0].Stats().Stepped
+		time.Sleep(time.Second)
+		if after := sessions[0].Stats().Stepped; after <= before {
+			t.Fatalf("member 0 stopped stepping after member 2 was cut off: frame %d then %d", before, after)
+		}
+		mu.Lock()
+		if len(stops) != 1 || stops[0].Member != 2 || stops[0].Reason != lockstep.ReasonMinority {
+			t.Fatalf("stop events %v, want one of member 2 for minority", stops)
+		}
+		mu.Unlock()
+		cancel()
+		for i := range 2 {
+			if err := <-errc[i]; !errors.Is(err, context.Canceled) {
+				t.Errorf("member %d's Run: %v", i, err)
+			}
+		}
+	})
+}
+
+// TestSessionFullFramesWait: commands queued faster than the limit per
+// frame allows wait for later frames instead of being lost.
+func TestSessionFullFramesWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := newMemNet(2)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var mu sync.Mutex
+		var got []string
+		var sessions []*lockstep.Session
+		for i := range 2 {
+			s, err := lockstep.NewSession(lockstep.SessionConfig{
+				Core:      lockstep.Config{Members: 2, Self: bucket.Slot(i), Session: 7, MaxFrameCommands: 2},
+				Sim:       &countingSim{},
+				Transport: net.members[i],
+				OnStep: func(_ bucket.Frame, cmds []bucket.Command, _ lockstep.Simulation, _ uint64) {
+					if i != 1 {
+						return
+					}
+					mu.Lock()
+					for _, c := range cmds {
+						got = append(got, string(c.Payload))
+					}
+					mu.Unlock()
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sessions = append(sessions, s)
+			go func() { _ = s.Run(ctx) }()
+		}
+		time.Sleep(time.Second)
+		var want []string
+		for k := range 10 {
+			want = append(want, fmt.Sprint(k))
+			if err := sessions[0].Submit([]byte(want[k])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(2 * time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Fatalf("member 1 stepped %q, want %q", got, want)
+		}
+		if r := sessions[0].Stats().Core.Refused; r != 0 {
+			t.Fatalf("%d commands refused", r)
+		}
+	})
 }

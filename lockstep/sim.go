@@ -58,3 +58,19 @@ func InputHash(frame bucket.Frame, cmds []bucket.Command) uint64 {
 	}
 	return h
 }
+
+// StepBucket steps sim with one bucket of Core.Ready, hashes the state
+// (with its sections when sim is a SectionHasher, appended to sections[:0])
+// and reports the hashes to core with Core.Stepped: the whole of a caller's
+// duty for each bucket, so that no caller can forget desync reporting. It
+// returns the state hash and the sections slice for reuse.
+func StepBucket(core *Core, sim Simulation, b Bucket, sections []Section) (uint64, []Section) {
+	sim.Step(b.Frame, b.Commands)
+	hash := sim.Hash()
+	sections = sections[:0]
+	if sh, ok := sim.(SectionHasher); ok {
+		sections = sh.SectionHashes(sections)
+	}
+	core.Stepped(b.Frame, hash, sections)
+	return hash, sections
+}

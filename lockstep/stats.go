@@ -21,6 +21,7 @@ type Stats struct {
 
 	Stalls    int64 // frames that had to wait for a seal
 	Submitted int64 // local commands submitted
+	Refused   int64 // local commands refused by Submit (ErrFrameFull aside: that is "later"), and a Session's queued commands it could not keep
 	Commands  int64 // commands stepped (all members')
 
 	Datagrams         int64 // datagrams sent
@@ -67,4 +68,26 @@ func (c *Core) AppendPeerStats(dst []PeerStats) []PeerStats {
 		})
 	}
 	return dst
+}
+
+// Held returns how much of the other members' commands this core holds:
+// the commands of their streams' contiguous prefixes and the payload bytes
+// of those, and the commands buffered past a gap (at most
+// Config.MaxCommandSize bytes each). It walks every held command: call it
+// now and then, not on every Ready.
+func (c *Core) Held() (commands, bytes, buffered int) {
+	for i := range c.cfg.Members {
+		slot := bucket.Slot(i)
+		if slot == c.self {
+			continue
+		}
+		s := c.table.Stream(slot)
+		held := s.Since(0)
+		commands += len(held)
+		for _, cmd := range held {
+			bytes += len(cmd.Payload)
+		}
+		buffered += s.Buffered()
+	}
+	return commands, bytes, buffered
 }

@@ -29,8 +29,11 @@ import (
 const LobbyProtocol protocol.ID = "/phalanx/lobby/1.0.0"
 
 // ProtocolVersion is the Phalanx protocol version this package speaks. A
-// SessionParams.ProtocolVersion of 0 stands for it.
-const ProtocolVersion = 1
+// SessionParams.ProtocolVersion of 0 stands for it. Members of different
+// versions fail in the lobby (ErrVersionMismatch) rather than in play.
+// Version 2: membership views carry the reason of a drop (docs/protocol.md,
+// flag bit 7), which version 1 refuses as malformed.
+const ProtocolVersion = 2
 
 // ContributionSize is the size in bytes of each member's contribution to the
 // shared seed.
@@ -76,6 +79,10 @@ type SessionParams struct {
 	Sim             string `json:"sim"`              // simulation name, at most 64 bytes
 	SimVersion      string `json:"sim_version"`      // simulation version, at most 64 bytes
 	InitialDelay    int    `json:"initial_delay"`    // lockstep.Config.InitialDelay every member uses; 0 means its default
+	// Frames is the session's agreed length: every member steps frames 0
+	// to Frames-1 and then ends it (see MemberConfig); 0 means no agreed
+	// end.
+	Frames int `json:"frames,omitempty"`
 }
 
 func (p SessionParams) withDefaults() SessionParams {
@@ -102,6 +109,8 @@ func (p SessionParams) validate() error {
 		return fmt.Errorf("%w: simulation name or version longer than 64 bytes", ErrInvalidParams)
 	case p.InitialDelay < 0:
 		return fmt.Errorf("%w: initial delay %d", ErrInvalidParams, p.InitialDelay)
+	case p.Frames < 0:
+		return fmt.Errorf("%w: %d frames", ErrInvalidParams, p.Frames)
 	}
 	return nil
 }
@@ -820,6 +829,8 @@ func compareParams(ours, theirs SessionParams, remote peer.ID) error {
 		return diff("simulation version", fmt.Sprintf("%q", ours.SimVersion), fmt.Sprintf("%q", theirs.SimVersion))
 	case ours.InitialDelay != theirs.InitialDelay:
 		return diff("initial delay", ours.InitialDelay, theirs.InitialDelay)
+	case ours.Frames != theirs.Frames:
+		return diff("session length", fmt.Sprintf("%d frames", ours.Frames), fmt.Sprintf("%d frames", theirs.Frames))
 	}
 	return nil
 }

@@ -108,6 +108,7 @@ func TestJoinParamsMismatch(t *testing.T) {
 		{"sim", func(p *SessionParams) { p.Sim = "other" }, "simulation"},
 		{"sim version", func(p *SessionParams) { p.SimVersion = "2.0" }, "simulation version"},
 		{"initial delay", func(p *SessionParams) { p.InitialDelay = 7 }, "initial delay"},
+		{"session length", func(p *SessionParams) { p.Frames = 600 }, "session length"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,7 +93,7 @@ func playSession(t *testing.T, limit time.Duration, sessions []*Session, trs []*
 			Sim:       &hashSim{},
 			Transport: trs[i],
 			Clock:     clock,
-			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation) {
+			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation, _ uint64) {
 				mu.Lock()
 				defer mu.Unlock()
 				hashes[i][f] = sim.Hash()
@@ -116,7 +116,7 @@ func playSession(t *testing.T, limit time.Duration, sessions []*Session, trs []*
 	for i, s := range runs {
 		wg.Go(func() {
 			for k := 0; runCtx.Err() == nil; k++ {
-				if _, err := s.Submit(runCtx, []byte{byte(i), byte(k), byte(k >> 8)}); err != nil {
+				if err := s.Submit([]byte{byte(i), byte(k), byte(k >> 8)}); err != nil {
 					return
 				}
 				time.Sleep(3 * base.Frame)

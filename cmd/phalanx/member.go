@@ -64,6 +64,11 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 // errShowAddr ends a member that was only asked for its address.
 var errShowAddr = errors.New("address shown")
 
+// exitStopped is the exit code of a member that stopped by the rules: the
+// others dropped it (it was frozen or cut off past the drop timeout) or it
+// was on the minority side of a split. 1 is a failure, 2 a usage error.
+const exitStopped = 3
+
 // runPeer is phalanx peer: one member, joining the others by multiaddr.
 func runPeer(args []string, stdout, stderr io.Writer) int {
 	return runMemberCmd("peer", args, stdout, stderr, false)
@@ -136,6 +141,10 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		for _, e := range res.Events {
 			fmt.Fprintf(stdout, "  event: %s of member %d at frame %d\n", e.Type, e.Member, e.Frame)
 		}
+	}
+	if errors.Is(err, lockstep.ErrStopped) {
+		fmt.Fprintf(stderr, "phalanx %s: this member stopped (%s): %v\n", name, res.Stopped, err)
+		return exitStopped
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "phalanx %s: %v\n", name, err)
@@ -292,7 +301,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			defer mu.Unlock()
 			_ = cursors.Receive(sessionTime(), int(from), data) // a malformed update is dropped
 		},
-		OnStep: func(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation) {
+		OnStep: func(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation, hash uint64) {
 			now := time.Now().UnixNano()
 			mu.Lock()
 			defer mu.Unlock()
@@ -312,10 +321,15 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			}
 		},
 		OnEvent: func(e lockstep.Event) {
+			if e.Type == lockstep.EventStop {
+				mu.Lock()
+				res.Stopped = string(e.Reason)
+				mu.Unlock()
+			}
 			if (e.Type == lockstep.EventLeave && e.LastFrame >= frames-1) || e.Frame > frames {
 				return // members leaving after the last frame: the end of the run
 			}
-			ev := event{Observer: int(sess.Self), Type: e.Type.String(), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Detail: e.Detail}
+			ev := event{Observer: int(sess.Self), Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
 			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
 				last := int64(e.LastFrame)
 				ev.LastFrame = &last
@@ -375,7 +389,7 @@ loop:
 		}
 		for ; next <= cur && next < frames; next++ {
 			for _, c := range g.commands(sess.Self, next) {
-				if _, err := s.Submit(ctx, c); err != nil {
+				if err := s.Submit(c); err != nil {
 					break
 				}
 				mu.Lock()

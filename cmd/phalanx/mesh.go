@@ -68,6 +68,9 @@ type memberResult struct {
 	Events     []event                          `json:"events"`
 	Reckon     map[reckon.Method]reckon.Metrics `json:"reckon"`
 	Error      string                           `json:"error,omitempty"`
+	// Stopped is the reason this member stopped by the rules (dropped,
+	// minority), with the error saying so in Error; "" otherwise.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 func runMesh(args []string, stdout, stderr io.Writer) int {
@@ -80,12 +83,26 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		kills = append(kills, v)
 		return nil
 	})
+	freezes := map[int]meshFreeze{}
+	fs.Func("freeze", "stop member process `INDEX@FRAME:DURATION` (SIGSTOP) when it reaches that frame, and continue it (SIGCONT) after DURATION, like 1@100:10s (repeatable)", func(v string) error {
+		at, dur, ok := strings.Cut(v, ":")
+		i, fr, ok2 := strings.Cut(at, "@")
+		idx, err1 := strconv.Atoi(i)
+		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		d, err3 := time.ParseDuration(dur)
+		if !ok || !ok2 || err1 != nil || err2 != nil || err3 != nil || idx < 0 || frame < 0 || d <= 0 {
+			return fmt.Errorf("want INDEX@FRAME:DURATION, like 1@100:10s")
+		}
+		freezes[idx] = meshFreeze{frame: frame, d: d}
+		return nil
+	})
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
 		fmt.Fprintln(stderr, "\nRuns every member as its own process over real QUIC on loopback, impaired by the profile.")
 		fmt.Fprintln(stderr, "With --transport stream every member carries its packets on QUIC streams instead of datagrams.")
-		fmt.Fprintln(stderr, "Exits 0 when every surviving member reached the same hash.")
+		fmt.Fprintln(stderr, "Exits 0 when every surviving member reached the same hash. A member stopped by the rules")
+		fmt.Fprintln(stderr, "(dropped, or in a minority; its process exits 3) is not a survivor and not a failure.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -121,7 +138,13 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx mesh:", err)
 		return 1
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt}
+	for idx := range freezes {
+		if idx >= f.peers {
+			fmt.Fprintf(stderr, "phalanx mesh: --freeze %d: want INDEX in 0..%d\n", idx, f.peers-1)
+			return 2
+		}
+	}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes}
 	return m.run(ctx, exe)
 }
 
@@ -134,7 +157,14 @@ type meshProc struct {
 	progress memberMsg
 	result   *memberResult
 	killed   bool
+	frozen   bool
 	exitErr  error
+}
+
+// meshFreeze is one --freeze: at a frame, for a while.
+type meshFreeze struct {
+	frame int64
+	d     time.Duration
 }
 
 type meshRun struct {
@@ -143,6 +173,8 @@ type meshRun struct {
 	stderr io.Writer
 	n      int
 	killAt map[int]int64
+	// freezes are the --freeze flags by process index.
+	freezes map[int]meshFreeze
 
 	mu    sync.Mutex
 	procs []*meshProc
@@ -244,6 +276,13 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					_ = l.p.cmd.Process.Signal(syscall.SIGKILL)
 					fmt.Fprintf(m.stderr, "phalanx mesh: killed member process %d at frame %d\n", l.p.index, l.msg.Frame)
 				}
+				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
+					l.p.frozen = true
+					proc := l.p.cmd.Process
+					_ = proc.Signal(syscall.SIGSTOP)
+					time.AfterFunc(fz.d, func() { _ = proc.Signal(syscall.SIGCONT) })
+					fmt.Fprintf(m.stderr, "phalanx mesh: stopped member process %d at frame %d for %v\n", l.p.index, l.msg.Frame, fz.d)
+				}
 			case "result":
 				l.p.result = l.msg.Result
 			}
@@ -292,7 +331,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	rep, ok := m.report(time.Since(start))
 	rep.print(m.stdout)
 	if m.f.json {
-		b, _ := json.Marshal(meshReport{rep, m.f.transport})
+		b, _ := json.Marshal(meshReport{rep, m.f.transport, m.exits()})
 		fmt.Fprintln(m.stdout, string(b))
 	}
 	if !ok || !rep.Identical {
@@ -301,19 +340,41 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	return 0
 }
 
-// plural returns "1 member", "2 members".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // meshReport is the JSON of phalanx mesh: the report of the contract and
 // how the packets travelled.
 type meshReport struct {
 	*report
-	Transport string `json:"transport"` // datagram or stream
+	Transport string     `json:"transport"` // datagram or stream
+	Members   []meshExit `json:"members"`   // each member process's end
+}
+
+// meshExit is how one member process ended: its exit status and, for a
+// member stopped by the rules, the reason.
+type meshExit struct {
+	Index  int    `json:"index"`
+	Slot   int    `json:"slot"`
+	Exit   int    `json:"exit"`             // the process's exit status, -1 when killed by a signal
+	Reason string `json:"reason,omitempty"` // killed, or why it stopped: dropped, minority
+	Error  string `json:"error,omitempty"`
+}
+
+// exits returns how every member process ended.
+func (m *meshRun) exits() []meshExit {
+	out := []meshExit{}
+	for _, p := range m.procs {
+		e := meshExit{Index: p.index, Slot: p.slot, Exit: p.cmd.ProcessState.ExitCode()}
+		if p.killed {
+			e.Reason = "killed"
+		}
+		if p.result != nil {
+			e.Slot, e.Error = p.result.Slot, p.result.Error
+			if p.result.Stopped != "" {
+				e.Reason = p.result.Stopped
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // abort kills the member processes started so far and waits for them.
@@ -383,7 +444,7 @@ func (m *meshRun) printProgress() {
 func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	f := m.f
 	r := &report{Peers: f.peers, Frames: f.frames, FrameMS: f.frameMS, Sim: f.sim, Profile: f.profile, Seed: f.seed}
-	r.Survivors, r.Events = []int{}, []event{}
+	r.Survivors, r.Events, r.Stopped = []int{}, []event{}, []stopped{}
 	ok := true
 	var results []*memberResult
 	for _, p := range m.procs {
@@ -393,6 +454,14 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 		if p.result == nil {
 			ok = false
 			fmt.Fprintf(m.stderr, "phalanx mesh: member process %d did not report a result (%v)\n", p.index, p.exitErr)
+			continue
+		}
+		if p.result.Stopped != "" {
+			// Stopped by the rules: dropped, or in a minority. Not a
+			// survivor, and not a failure of the run.
+			st := stopped{Member: p.result.Slot, Reason: p.result.Stopped, Error: p.result.Error, Frame: p.result.Stepped + 1}
+			r.Stopped = append(r.Stopped, st)
+			r.Events = append(r.Events, p.result.Events...)
 			continue
 		}
 		if p.result.Error != "" {

@@ -83,3 +83,37 @@ func TestMeshBadFlags(t *testing.T) {
 		t.Errorf("peer with too few --join: exit %d, %q", code, errs)
 	}
 }
+
+// TestMeshFrozenMember: one of three member processes is stopped (SIGSTOP)
+// for twice the drop timeout and then continued. The other two drop it and
+// finish identical; it learns it was dropped, stops and exits with
+// exitStopped, and the mesh counts it as stopped, not as a failure.
+func TestMeshFrozenMember(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three processes for a 20 s session")
+	}
+	t.Setenv("PHALANX_TEST_MEMBER", "1")
+	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "400", "--profile", "lan", "--sim", "null", "--freeze", "1@60:10s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	m := lastJSON(t, out)
+	if m["identical"] != true || len(m["survivors"].([]any)) != 2 {
+		t.Fatalf("identical %v, survivors %v\n%s", m["identical"], m["survivors"], errs)
+	}
+	var frozen map[string]any
+	for _, e := range m["members"].([]any) {
+		if e := e.(map[string]any); e["index"] == float64(1) {
+			frozen = e
+		}
+	}
+	if frozen == nil || frozen["exit"] != float64(exitStopped) || frozen["reason"] != "dropped" || !strings.Contains(frozen["error"].(string), "dropped at frame") {
+		t.Fatalf("the frozen member ended %v, want exit %d, reason dropped", frozen, exitStopped)
+	}
+	if st := m["stopped"].([]any); len(st) != 1 || st[0].(map[string]any)["reason"] != "dropped" {
+		t.Fatalf("stopped %v", st)
+	}
+	if !strings.Contains(errs, "this member stopped (dropped): lockstep: stopped: dropped at frame") {
+		t.Errorf("the frozen member does not say it was dropped:\n%s", errs)
+	}
+}

@@ -155,7 +155,9 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx sim [flags]")
 		fmt.Fprintln(stderr, "\nRuns members over the virtual network: virtual time, seeded, no sockets.")
-		fmt.Fprintln(stderr, "Exits 0 when every surviving member stepped identical buckets and reached the same hash.")
+		fmt.Fprintln(stderr, "Exits 0 when every surviving member stepped identical buckets and reached the same hash;")
+		fmt.Fprintln(stderr, "members stopped by the rules (dropped, or in a minority after a split) are not survivors,")
+		fmt.Fprintln(stderr, "and a run in which none survives exits 1.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -206,7 +208,10 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(stdout, string(b))
 	}
-	if err != nil || !rep.Identical || recErr != nil {
+	if len(res.Survivors) == 0 {
+		fmt.Fprintln(stderr, "phalanx sim: no member finished")
+	}
+	if err != nil || !rep.Identical || recErr != nil || len(res.Survivors) == 0 {
 		return 1
 	}
 	return 0
@@ -244,9 +249,13 @@ type report struct {
 	// LeadMS and LateMS are each member's adaptive lead and the lateness
 	// it sizes it from (lockstep.Stats.Lead and Lag), at the end of a
 	// virtual run.
-	LeadMS     []float64    `json:"lead_ms,omitempty"`
-	LateMS     []float64    `json:"late_ms,omitempty"`
-	Survivors  []int        `json:"survivors"`
+	LeadMS    []float64 `json:"lead_ms,omitempty"`
+	LateMS    []float64 `json:"late_ms,omitempty"`
+	Survivors []int     `json:"survivors"`
+	// Stopped lists the members that stopped by the rules: dropped by the
+	// others, or on the minority side of a split. They do not count
+	// against identical.
+	Stopped    []stopped    `json:"stopped"`
 	Events     []event      `json:"events"`
 	Sides      []side       `json:"sides,omitempty"`
 	Reckon     reckonReport `json:"reckon,omitempty"`
@@ -264,7 +273,42 @@ type event struct {
 	Member    int    `json:"member"`
 	LastFrame *int64 `json:"last_frame,omitempty"`
 	Section   string `json:"section,omitempty"`
+	Reason    string `json:"reason,omitempty"` // drops, leaves and stops: silent, stalled, left, violation, minority, dropped
 	Detail    string `json:"detail,omitempty"`
+}
+
+// eventType is an event's type in the JSON of the contract, whose event
+// types are drop, leave, desync and violation: a member that stopped by the
+// rules (lockstep.EventStop) reports a drop of itself (member = observer),
+// whose reason says why: dropped, or minority.
+func eventType(e lockstep.Event) string {
+	if e.Type == lockstep.EventStop {
+		return lockstep.EventDrop.String()
+	}
+	return e.Type.String()
+}
+
+// stopped is a member that stopped by the rules, with its reason (dropped
+// or minority) and its error.
+type stopped struct {
+	Member int    `json:"member"`
+	Reason string `json:"reason"`
+	Frame  int64  `json:"frame"` // the first frame it did not step
+	Error  string `json:"error"`
+}
+
+// stoppedOf returns the stop of a member from its events, if any.
+func stoppedOf(slot int, events []lockstep.Event, err error) (stopped, bool) {
+	if err == nil {
+		return stopped{}, false
+	}
+	st := stopped{Member: slot, Error: err.Error()}
+	for _, e := range events {
+		if e.Type == lockstep.EventStop {
+			st.Reason, st.Frame = string(e.Reason), int64(e.Frame)
+		}
+	}
+	return st, true
 }
 
 // side is one group of survivors that stepped identical histories, with the
@@ -292,9 +336,15 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 		r.FinalHash = fmt.Sprintf("%016x", res.Members[res.Groups[0][0]].FinalHash)
 	}
 	r.Events = []event{}
+	r.Stopped = []stopped{}
+	for _, m := range res.Members {
+		if st, ok := stoppedOf(int(m.Slot), m.Events, m.Stopped); ok {
+			r.Stopped = append(r.Stopped, st)
+		}
+	}
 	for _, m := range res.Members {
 		for _, e := range m.Events {
-			ev := event{Observer: int(m.Slot), Type: e.Type.String(), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Detail: e.Detail}
+			ev := event{Observer: int(m.Slot), Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
 			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
 				last := int64(e.LastFrame)
 				ev.LastFrame = &last
@@ -360,10 +410,16 @@ func (r *report) print(w io.Writer) {
 		if e.Section != "" {
 			line += fmt.Sprintf(", section %q", e.Section)
 		}
+		if e.Reason != "" {
+			line += ", reason " + e.Reason
+		}
 		if e.Detail != "" {
 			line += " (" + e.Detail + ")"
 		}
 		fmt.Fprintln(w, line)
+	}
+	for _, st := range r.Stopped {
+		fmt.Fprintf(w, "  member %d stopped at frame %d (%s): %s\n", st.Member, st.Frame, st.Reason, st.Error)
 	}
 	for _, sd := range r.Sides {
 		fmt.Fprintf(w, "  side %v: dropped %v, final hash %s\n", sd.Members, sd.Dropped, sd.FinalHash)

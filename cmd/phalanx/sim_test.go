@@ -149,17 +149,59 @@ func TestSimFaults(t *testing.T) {
 		}
 	})
 	t.Run("partition", func(t *testing.T) {
-		code, out, _ := runCLI(t, "sim", "--peers", "4", "--frames", "400", "--sim", "null", "--partition", "100:8000", "--json")
+		code, out, errs := runCLI(t, "sim", "--peers", "4", "--frames", "400", "--sim", "null", "--partition", "100:8000", "--json")
 		m := lastJSON(t, out)
-		if code != 1 || m["identical"] != false || len(m["sides"].([]any)) != 2 {
-			t.Fatalf("exit %d, identical %v, sides %v", code, m["identical"], m["sides"])
+		if code != 0 || m["identical"] != true || fmt.Sprint(m["survivors"]) != "[0 1]" {
+			t.Fatalf("exit %d, identical %v, survivors %v\n%s%s", code, m["identical"], m["survivors"], out, errs)
 		}
-		if !strings.Contains(out, "side [0 1]: dropped [2 3]") || !strings.Contains(out, "side [2 3]: dropped [0 1]") {
-			t.Fatalf("the report does not say what each side did:\n%s", out)
+		st := m["stopped"].([]any)
+		if len(st) != 2 {
+			t.Fatalf("stopped %v, want members 2 and 3", st)
+		}
+		for i, s := range st {
+			s := s.(map[string]any)
+			if s["member"] != float64(2+i) || s["reason"] != "minority" {
+				t.Fatalf("stopped %v, want members 2 and 3 for minority", st)
+			}
+		}
+		if !strings.Contains(out, "member 2 stopped at frame") {
+			t.Fatalf("the report does not say who stopped:\n%s", out)
 		}
 	})
+	for _, tt := range []struct {
+		name, flag, reason string
+		victim             float64
+		dropReason         string
+	}{
+		{"freeze", "--freeze=2@150:8s", "dropped", 2, "silent"},
+		{"mute", "--mute=3@150", "dropped", 3, "stalled"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, "sim", "--peers", "5", "--frames", "450", "--sim", "null", tt.flag, "--json")
+			m := lastJSON(t, out)
+			if code != 0 || m["identical"] != true || len(m["survivors"].([]any)) != 4 {
+				t.Fatalf("exit %d, identical %v, survivors %v\n%s%s", code, m["identical"], m["survivors"], out, errs)
+			}
+			st := m["stopped"].([]any)
+			if len(st) != 1 || st[0].(map[string]any)["member"] != tt.victim || st[0].(map[string]any)["reason"] != tt.reason {
+				t.Fatalf("stopped %v, want member %v for %s", st, tt.victim, tt.reason)
+			}
+			for _, e := range events(m) {
+				if e["observer"] == e["member"] {
+					// The member that stopped reports a drop of itself.
+					if e["type"] != "drop" || e["member"] != tt.victim || e["reason"] != tt.reason {
+						t.Fatalf("event %v, want member %v's own stop for %s", e, tt.victim, tt.reason)
+					}
+					continue
+				}
+				if e["type"] == "drop" && (e["member"] != tt.victim || e["reason"] != tt.dropReason) {
+					t.Fatalf("event %v, want drops of member %v for %s", e, tt.victim, tt.dropReason)
+				}
+			}
+		})
+	}
 	t.Run("bad flags", func(t *testing.T) {
-		for _, args := range [][]string{{"--kill", "x"}, {"--kill", "9@10"}, {"--partition", "10"}, {"--perturb", "1@99999"}} {
+		for _, args := range [][]string{{"--kill", "x"}, {"--kill", "9@10"}, {"--partition", "10"}, {"--perturb", "1@99999"}, {"--freeze", "1@10"}, {"--freeze", "1@10:x"}, {"--mute", "9@10"}} {
 			if code, _, errs := runCLI(t, append([]string{"sim", "--peers", "4"}, args...)...); code != 2 || errs == "" {
 				t.Errorf("%v: exit %d, %q", args, code, errs)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,23 +17,27 @@ const badSim = `//phalanx:deterministic
 package sim
 
 import (
-	"math/rand" // BAD
+	"math/rand"
 	"time"
 )
 
 type Unit struct{ X, Y int }
 
-func Step(units map[string]*Unit, speed float64) int {
+type World struct {
+	Order []string
+	Speed float64
+}
+
+func Step(w *World, units map[string]*Unit, speed float64) int {
 	moved := 0
-	for _, u := range units { // BAD
-		u.X++
-		moved++
+	for name := range units { // BAD
+		w.Order = append(w.Order, name)
 	}
-	scaled := speed * 1.5 // BAD
-	_ = scaled
+	w.Speed = speed * 1.5 // BAD
 	start := time.Now() // BAD
 	_ = start
 	go func() {}() // BAD
+	rand.Seed(time.Now().UnixNano()) // BAD
 	return moved + rand.Intn(3) // BAD
 }
 `
@@ -54,14 +59,19 @@ const Frame = 50 * time.Millisecond
 
 type Unit struct{ X, Y int }
 
-func Step(units map[string]*Unit, speed int) int {
+type World struct {
+	Units map[string]*Unit
+	Speed float64
+}
+
+func Step(w *World, speed int) int {
 	moved := 0
-	for _, name := range slices.Sorted(maps.Keys(units)) {
-		units[name].X += speed
+	for _, name := range slices.Sorted(maps.Keys(w.Units)) {
+		w.Units[name].X += speed
 		moved++
 	}
-	//phalanx:allow float display only
-	_ = float64(moved) / 2
+	//phalanx:allow float shown on screen only
+	w.Speed = float64(moved) / 2
 	return moved
 }
 `
@@ -127,6 +137,9 @@ func TestVetReportsFindings(t *testing.T) {
 	if len(wantLines) != 6 {
 		t.Fatalf("badSim has %d BAD lines, want 6", len(wantLines))
 	}
+	if !strings.Contains(stdout, "vet: 1 package, 1 marked; 6 findings (maprange 1, float 1, clock 1, rand 2, goroutine 1)") {
+		t.Errorf("no summary line with the counts per rule")
+	}
 	file := filepath.Join("sim", "sim.go")
 	for _, line := range wantLines {
 		if prefix := fmt.Sprintf("%s:%d:", file, line); !strings.Contains(stdout, prefix) {
@@ -139,6 +152,7 @@ func TestVetReportsFindings(t *testing.T) {
 		}
 	}
 	got := strings.Split(strings.TrimSpace(stdout), "\n")
+	got = got[:len(got)-1] // the summary
 	if len(got) != len(wantLines) {
 		t.Errorf("got %d findings, want %d", len(got), len(wantLines))
 	}
@@ -157,8 +171,85 @@ func TestVetClean(t *testing.T) {
 	dir := writeModule(t, cleanSim)
 
 	code, stdout, stderr := runVetCapture("-C", dir, "./...")
-	if code != 0 || stdout != "" {
+	if code != 0 || stdout != "vet: 1 package, 1 marked; 0 findings\n" {
 		t.Errorf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func TestVetJSONAndDisable(t *testing.T) {
+	isolateGo(t)
+	dir := writeModule(t, badSim)
+
+	code, stdout, stderr := runVetCapture("-C", dir, "--json", "--disable", "rand,goroutine")
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var rules []string
+	for _, line := range lines[:len(lines)-1] {
+		var f struct {
+			File   string `json:"file"`
+			Line   int    `json:"line"`
+			Column int    `json:"column"`
+			Rule   string `json:"rule"`
+			Msg    string `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("finding %q: %v", line, err)
+		}
+		if f.File != filepath.Join("sim", "sim.go") || f.Line == 0 || f.Column == 0 || f.Msg == "" {
+			t.Errorf("finding %+v lacks a field", f)
+		}
+		rules = append(rules, f.Rule)
+	}
+	if got, want := strings.Join(rules, " "), "maprange float clock clock"; got != want {
+		t.Errorf("rules %q, want %q (rand and goroutine disabled)", got, want)
+	}
+	var summary struct {
+		Packages, Marked, Findings int
+		ByRule                     map[string]int `json:"by_rule"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
+		t.Fatalf("summary %q: %v", lines[len(lines)-1], err)
+	}
+	if summary.Packages != 1 || summary.Marked != 1 || summary.Findings != 4 || summary.ByRule["clock"] != 2 {
+		t.Errorf("summary %+v", summary)
+	}
+
+	code, _, stderr = runVetCapture("-C", dir, "--enable", "floats")
+	if code != 2 || !strings.Contains(stderr, `unknown rule "floats"`) {
+		t.Errorf("--enable floats: exit code %d, want 2 and the unknown rule\nstderr:\n%s", code, stderr)
+	}
+	code, stdout, _ = runVetCapture("-C", dir, "--enable", "float")
+	if code != 1 || strings.Count(stdout, "\n") != 2 || !strings.Contains(stdout, "[float]") {
+		t.Errorf("--enable float: exit code %d, want 1 and one float finding\nstdout:\n%s", code, stdout)
+	}
+}
+
+// misspelledSim means to be marked but has a space after "//".
+const misspelledSim = `// phalanx:deterministic
+
+// Package sim is not marked after all.
+package sim
+
+import "time"
+
+func Now() time.Time { return time.Now() }
+`
+
+func TestVetNothingMarked(t *testing.T) {
+	isolateGo(t)
+	dir := writeModule(t, misspelledSim)
+
+	code, stdout, stderr := runVetCapture("-C", dir, "./...")
+	if code != 2 {
+		t.Errorf("exit code %d, want 2", code)
+	}
+	if !strings.Contains(stdout, filepath.Join("sim", "sim.go")+":1:1: detcheck: misspelled directive") {
+		t.Errorf("misspelled directive not reported\nstdout:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "no package matching ./... is marked //phalanx:deterministic (1 package matched)") {
+		t.Errorf("no message that nothing is marked\nstderr:\n%s", stderr)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Command reckonplot draws the picture of docs/dead-reckoning.md: the four
 // convergence methods of package reckon taking the display of an entity from
 // its old predicted track to a new one after an update, position and
-// velocity over time. It writes an SVG, drawn by hand (no plotting library).
+// velocity over time. It writes an SVG drawn by internal/chart.
 //
 // Usage:
 //
@@ -12,15 +12,13 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/phalanx-net/phalanx/internal/chart"
 	"github.com/phalanx-net/phalanx/reckon"
 )
 
@@ -117,146 +115,45 @@ func curves() []curve {
 	return out
 }
 
-// Layout, in SVG user units (pixels).
-const (
-	width      = 940
-	height     = 710
-	plotLeft   = 70
-	plotRight  = 700
-	legendLeft = 725
-	posTop     = 84
-	posBottom  = 404
-	velTop     = 450
-	velBottom  = 650
-)
-
-// panel maps data to one of the two stacked plots.
-type panel struct {
-	top, bottom float64
-	lo, hi      float64 // value range
-}
-
-func (p panel) y(v float64) float64 { return p.bottom - (v-p.lo)/(p.hi-p.lo)*(p.bottom-p.top) }
-
-func x(t float64) float64 {
-	return plotLeft + (t-from.Seconds())/(to-from).Seconds()*(plotRight-plotLeft)
-}
-
-func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
+// render draws position and velocity over time, one panel each.
 func render(w io.Writer) error {
-	bw := bufio.NewWriter(w)
 	cs := curves()
-	pos := panel{top: posTop, bottom: posBottom, lo: 0.5, hi: 3.5}
-	vel := panel{top: velTop, bottom: velBottom, lo: -7, hi: 3}
-
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif" font-size="13">`+"\n", width, height, width, height)
-	p(`<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", width, height)
-	p(`<text x="%d" y="28" font-size="17" font-weight="bold">Converging on a correction (T = %v)</text>`+"\n", plotLeft, converge)
-	p(`<text x="%d" y="48" fill="#555555">The display follows the old prediction until t0 = %v, when an update arrives: the entity turned at %v.</text>`+"\n",
-		plotLeft, arrival, newTrack.At)
-
-	for _, pan := range []struct {
-		panel
-		label string
-		ticks []float64
-		vel   bool
-	}{
-		{pos, "position (units)", []float64{0.5, 1, 1.5, 2, 2.5, 3, 3.5}, false},
-		{vel, "velocity (units/s)", []float64{-6, -4, -2, 0, 2}, true},
-	} {
-		// Grid and value axis.
-		for _, v := range pan.ticks {
-			y := pan.y(v)
-			p(`<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e6e6e6"/>`+"\n", plotLeft, num(y), plotRight, num(y))
-			p(`<text x="%d" y="%s" text-anchor="end">%s</text>`+"\n", plotLeft-8, num(y+4), strconv.FormatFloat(v, 'g', -1, 64))
+	marks := func(labelled bool) []chart.Mark {
+		ms := []chart.Mark{
+			{X: arrival.Seconds(), Label: "t0: the update arrives", Color: "#555555"},
+			{X: (arrival + converge).Seconds(), Label: fmt.Sprintf("t0 + T: converged (T = %v)", converge), Color: "#555555"},
 		}
-		for t := from; t <= to; t += 200 * time.Millisecond {
-			xx := x(t.Seconds())
-			p(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e6e6e6"/>`+"\n", num(xx), num(pan.top), num(xx), num(pan.bottom))
-			p(`<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(xx), num(pan.bottom+18), strconv.FormatFloat(t.Seconds(), 'f', 1, 64))
-		}
-		// The correction's start and end.
-		for _, mark := range []struct {
-			at   time.Duration
-			text string
-		}{{arrival, "t0: update arrives"}, {arrival + converge, "t0 + T"}} {
-			xx := num(x(mark.at.Seconds()))
-			p(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#555555" stroke-dasharray="2 3"/>`+"\n", xx, num(pan.top), xx, num(pan.bottom))
-			if !pan.vel {
-				p(`<text x="%s" y="%s" text-anchor="middle" fill="#555555">%s</text>`+"\n", xx, num(pan.top-6), mark.text)
+		if !labelled {
+			for i := range ms {
+				ms[i].Label = ""
 			}
 		}
-		p(`<rect x="%d" y="%s" width="%d" height="%s" fill="none" stroke="#333333"/>`+"\n", plotLeft, num(pan.top), plotRight-plotLeft, num(pan.bottom-pan.top))
-		mid := (pan.top + pan.bottom) / 2
-		p(`<text transform="translate(20 %s) rotate(-90)" text-anchor="middle">%s</text>`+"\n", num(mid), pan.label)
-		// Curves, clipped to the panel.
-		clip := "pos"
-		if pan.vel {
-			clip = "vel"
+		return ms
+	}
+	panel := func(title, ylabel string, lo, hi float64, vel bool) chart.Panel {
+		p := chart.Panel{
+			Title: title, XLabel: "time (s)", YLabel: ylabel,
+			Fixed: true, XMin: from.Seconds(), XMax: to.Seconds(), YMin: lo, YMax: hi,
+			Marks: marks(!vel),
 		}
-		p(`<clipPath id="%s"><rect x="%d" y="%s" width="%d" height="%s"/></clipPath>`+"\n", clip, plotLeft, num(pan.top), plotRight-plotLeft, num(pan.bottom-pan.top))
-		p(`<g clip-path="url(#%s)" fill="none" stroke-linejoin="round">`+"\n", clip)
 		for _, c := range cs {
-			pts := c.pos
-			if pan.vel {
-				pts = c.vel
+			l := chart.Line{Color: c.colour, Width: c.width, Dashed: c.dash != "", Points: c.pos}
+			if vel {
+				l.Points = c.vel
+			} else {
+				l.Label = c.name
 			}
-			var d strings.Builder
-			for i, pt := range pts {
-				if i > 0 {
-					d.WriteByte(' ')
-				}
-				d.WriteString(num(x(pt[0])) + "," + num(pan.y(pt[1])))
-			}
-			dash := ""
-			if c.dash != "" {
-				dash = fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
-			}
-			p(`<polyline stroke="%s" stroke-width="%s"%s points="%s"/>`+"\n", c.colour, strconv.FormatFloat(c.width, 'f', -1, 64), dash, d.String())
+			p.Lines = append(p.Lines, l)
 		}
-		p("</g>\n")
+		return p
 	}
-	p(`<text x="%d" y="%d" text-anchor="middle">time (s)</text>`+"\n", (plotLeft+plotRight)/2, velBottom+40)
-
-	// Legend, beside the plots.
-	p(`<text x="%d" y="%d" font-weight="bold">display</text>`+"\n", legendLeft, posTop+10)
-	y := posTop + 34
-	for _, c := range cs[2:] {
-		legendLine(p, y, c)
-		y += 24
+	b, err := chart.SVG(620, 720,
+		panel(fmt.Sprintf("Converging on a correction (update sent at %v, arrived at t0 = %v)", newTrack.At, arrival), "position (units)", 0.5, 3.5, false),
+		panel("The same correction, velocity", "velocity (units/s)", -7, 3, true),
+	)
+	if err != nil {
+		return err
 	}
-	y += 14
-	p(`<text x="%d" y="%d" font-weight="bold">tracks</text>`+"\n", legendLeft, y-10)
-	y += 14
-	for _, c := range cs[:2] {
-		legendLine(p, y, c)
-		y += 24
-	}
-	y += 14
-	for _, line := range []string{
-		"snap: jumps at t0",
-		"linear: straight line; velocity",
-		"  jumps at t0 and t0 + T",
-		"quadratic: keeps the velocity",
-		"  at t0; jumps at t0 + T",
-		"cubic: velocity continuous",
-		"  at both ends",
-	} {
-		p(`<text x="%d" y="%d" fill="#555555" font-size="12" xml:space="preserve">%s</text>`+"\n", legendLeft, y, line)
-		y += 17
-	}
-	p("</svg>\n")
-	return bw.Flush()
-}
-
-func legendLine(p func(string, ...any), y int, c curve) {
-	dash := ""
-	if c.dash != "" {
-		dash = fmt.Sprintf(` stroke-dasharray="%s"`, c.dash)
-	}
-	w := strconv.FormatFloat(c.width, 'f', -1, 64)
-	p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%s"%s/>`+"\n", legendLeft, y-4, legendLeft+34, y-4, c.colour, w, dash)
-	p(`<text x="%d" y="%d">%s</text>`+"\n", legendLeft+44, y, c.name)
+	_, err = w.Write(b)
+	return err
 }

@@ -1,6 +1,9 @@
 package detcheck_test
 
 import (
+	"errors"
+	"maps"
+	"slices"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -8,43 +11,54 @@ import (
 	"github.com/phalanx-net/phalanx/determinism/detcheck"
 )
 
-// TestAnalyzer checks the // want comments of every testdata package in one
-// load:
-//   - one package per rule, each expected to report under that rule;
-//   - unmarked and notmarked carry flagged constructs but no want comments,
-//     so any finding in them fails the test;
-//   - markedlater is marked by its second file only, and its test file is not
-//     checked;
-//   - allow exercises //phalanx:allow, well-formed and malformed.
-func TestAnalyzer(t *testing.T) {
-	ruleOf := map[string]string{
-		"maprange":   "maprange",
-		"float":      "float",
-		"clock":      "clock",
-		"randuse":    "rand",
-		"maphashuse": "maphash",
-		"goroutine":  "goroutine",
-		"selectstmt": "select",
-		"chanops":    "chan",
-		"env":        "env",
-		"unsafeuse":  "unsafe",
-		"allow":      "allow",
-	}
-	pkgs := []string{"unmarked", "notmarked", "markedlater"}
-	for pkg := range ruleOf {
-		pkgs = append(pkgs, pkg)
-	}
-	results := analysistest.Run(t, analysistest.TestData(), detcheck.Analyzer, pkgs...)
+// TestRules checks the // want comments of the corpus in testdata/src: the
+// marked packages, one or two per rule, hold cases that must be reported
+// and cases that must not; the helper packages they call (mapkeys, vec,
+// uuidgen, gameclock) are not marked and their facts are checked.
+func TestRules(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), detcheck.Analyzer, rulePackages...)
+}
 
-	found := make(map[string]bool) // package path and category
-	for _, result := range results {
-		for _, d := range result.Diagnostics {
-			found[result.Pass.Pkg.Path()+" "+d.Category] = true
-		}
+// rulePackages are the corpus packages checked by // want comments.
+var rulePackages = []string{
+	"mapkeys", "vec", "uuidgen", "gameclock",
+	"maprange", "draw", "float", "sources", "sortuse", "concurrency",
+	"allow", "allowpkg", "misspelled", "unmarked", "markedlater",
+	"gridutil", "skirmish", "debugfmt",
+}
+
+// TestConfig checks that disabled rules are neither reported nor followed
+// through calls, that Enable keeps only its rules, and that unknown rule
+// names are refused.
+func TestConfig(t *testing.T) {
+	if _, err := detcheck.New(detcheck.Config{Disable: []string{"floats"}}); !errors.Is(err, detcheck.ErrUnknownRule) {
+		t.Errorf("Disable floats: error %v, want ErrUnknownRule", err)
 	}
-	for pkg, rule := range ruleOf {
-		if !found[pkg+" "+rule] {
-			t.Errorf("package %s: no finding with category %q", pkg, rule)
+	if _, err := detcheck.New(detcheck.Config{Enable: []string{"maprange", "nope"}}); !errors.Is(err, detcheck.ErrUnknownRule) {
+		t.Errorf("Enable nope: error %v, want ErrUnknownRule", err)
+	}
+	tests := []struct {
+		cfg  detcheck.Config
+		want map[string]bool // the categories reported on maprange and sources
+	}{
+		{detcheck.Config{}, map[string]bool{"maprange": true, "float": true, "rand": true, "clock": true, "env": true, "maphash": true, "pointer": true, "unsafe": true}},
+		{detcheck.Config{Disable: []string{"maprange", "rand"}}, map[string]bool{"float": true, "clock": true, "env": true, "maphash": true, "pointer": true, "unsafe": true}},
+		{detcheck.Config{Enable: []string{"rand", "clock"}, Disable: []string{"clock"}}, map[string]bool{"rand": true}},
+	}
+	loaded := load(t, "maprange", "sources")
+	for _, tt := range tests {
+		a, err := detcheck.New(tt.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(map[string]bool)
+		for _, act := range analyze(t, a, loaded).Roots {
+			for _, d := range act.Diagnostics {
+				got[d.Category] = true
+			}
+		}
+		if !maps.Equal(got, tt.want) {
+			t.Errorf("%+v: categories %v, want %v", tt.cfg, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tt.want)))
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package locksteptest
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -185,34 +187,22 @@ func TestPartitionShorterThanTimeoutHeals(t *testing.T) {
 	}
 }
 
+// After a partition longer than the drop timeout only one side plays on:
+// with six members split three and three, the side with slot 0 (a tie goes
+// to the side with the lowest slot); the other side stops as a minority.
 func TestPartitionLongerThanTimeoutSplits(t *testing.T) {
 	res := runFaults(t, "broadband", 6, 500, 2, []Fault{{Kind: FaultPartition, Frame: 150, Duration: 8 * time.Second}}, nil)
-	if len(res.Groups) != 2 || len(res.Groups[0]) != 3 || len(res.Groups[1]) != 3 {
-		t.Fatalf("groups %v, want the two halves", res.Groups)
+	if len(res.Groups) != 1 || !slices.Equal(res.Survivors, []bucket.Slot{0, 1, 2}) || !res.Identical {
+		t.Fatalf("survivors %v in groups %v, want 0, 1 and 2 identical", res.Survivors, res.Groups)
 	}
-	// Each side drops the other side, agreeing within the side.
-	for _, side := range [][]bucket.Slot{{0, 1, 2}, {3, 4, 5}} {
-		for _, m := range []bucket.Slot{0, 1, 2, 3, 4, 5} {
-			if m == side[0] || m == side[1] || m == side[2] {
-				continue
-			}
-			var want *lockstep.Event
-			for _, o := range side {
-				var got []lockstep.Event
-				for _, e := range res.Members[o].Events {
-					if e.Type == lockstep.EventDrop && e.Member == m {
-						got = append(got, e)
-					}
-				}
-				if len(got) != 1 {
-					t.Fatalf("member %d dropped member %d %d times: %v", o, m, len(got), res.Members[o].Events)
-				}
-				if want == nil {
-					want = &got[0]
-				} else if got[0].LastFrame != want.LastFrame {
-					t.Fatalf("side %v disagrees on member %d: %v vs %v", side, m, got[0], *want)
-				}
-			}
+	for _, m := range []bucket.Slot{3, 4, 5} {
+		checkAgreedDrop(t, res, lockstep.EventDrop, m)
+		if !errors.Is(res.Members[m].Stopped, lockstep.ErrStopped) {
+			t.Fatalf("member %d: stopped %v, want ErrStopped", m, res.Members[m].Stopped)
+		}
+		evs := res.Members[m].Events
+		if len(evs) == 0 || evs[len(evs)-1].Type != lockstep.EventStop || evs[len(evs)-1].Reason != lockstep.ReasonMinority {
+			t.Fatalf("member %d: events %v, want a stop for minority last", m, evs)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
 	"github.com/phalanx-net/phalanx/peer/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
@@ -22,6 +23,10 @@ type Config struct {
 	// Core is the template of every member's core configuration; Members,
 	// Self, Session and Start are filled in by the harness.
 	Core lockstep.Config
+	// Configure, when set, alters member slot's core configuration after
+	// the harness filled it in: a test's hostile member may run with other
+	// limits than the rest.
+	Configure func(slot bucket.Slot, cfg *lockstep.Config)
 	// NewSim returns member slot's simulation. Every member's must start in
 	// the same state.
 	NewSim func(slot bucket.Slot) lockstep.Simulation
@@ -68,6 +73,9 @@ const (
 	FaultLeave                          // the member leaves the session
 	FaultPartition                      // the members split into two halves for Duration
 	FaultPerturb                        // the member's simulation state is altered after it steps Frame
+	FaultFreeze                         // the member does nothing for Duration (what it is sent meanwhile is lost), then resumes
+	FaultMute                           // the member keeps talking but its seal stops: its datagrams carry the seal it had then, and none of its later commands
+	FaultStorm                          // every datagram is lost with probability Loss for Duration
 )
 
 // Fault is one fault injected into a run.
@@ -75,14 +83,18 @@ type Fault struct {
 	Kind     FaultKind
 	Slot     bucket.Slot   // the member (kill, leave, perturb)
 	Frame    bucket.Frame  // when: the wall-clock time of this frame, or (perturb) after this frame is stepped
-	Duration time.Duration // partitions: how long the halves are apart
+	Duration time.Duration // partitions, freezes, storms: how long
+	Loss     float64       // storms: the probability of losing each datagram
+	// Group, for a partition, is the set of members (bit i: slot i) cut
+	// off from the rest; 0 splits the members into halves.
+	Group uint64
 }
 
 // Result is what a run measured.
 type Result struct {
 	Frames    int
 	Members   []Member
-	Survivors []bucket.Slot   // members neither killed nor gone
+	Survivors []bucket.Slot   // members neither killed, gone nor stopped
 	Groups    [][]bucket.Slot // survivors grouped by identical histories, largest first
 	Identical bool            // every survivor stepped the same buckets and reached the same state hash on every frame
 	Diverged  bucket.Frame    // first frame whose buckets or hashes differ between survivors, or -1
@@ -97,9 +109,18 @@ type Result struct {
 
 // Member is one member's view of a run.
 type Member struct {
-	Slot      bucket.Slot
-	Killed    bool
-	Left      bool
+	Slot     bucket.Slot
+	Killed   bool
+	Left     bool
+	Frozen   bool // it was frozen at some point (FaultFreeze)
+	PeakHeld int  // the most payload bytes of the others' commands it held (Core.Held, sampled every ten frames, buffered ones counted at Config.MaxCommandSize)
+	// MaxWait is the longest it went without stepping a frame after frame
+	// 0, until it finished or stopped, counting each wait from the later of
+	// its start, the end of the member's own freeze and the newest fault
+	// injected: a fault that strikes while the members wait on another
+	// starts a wait of its own.
+	MaxWait   time.Duration
+	Stopped   error        // non-nil when its core stopped (dropped, or in a minority): Core.Err
 	Stepped   bucket.Frame // newest frame stepped
 	FinalHash uint64       // state hash after frame Frames-1 (or the newest stepped)
 	Stats     lockstep.Stats
@@ -109,6 +130,10 @@ type Member struct {
 
 // ErrTimeout is returned when the run does not finish within MaxTime.
 var ErrTimeout = errors.New("locksteptest: run did not finish in time")
+
+// frozenQueue is how many datagrams a frozen member's socket holds: quic-go's
+// receive queue.
+const frozenQueue = 128
 
 type eventKind uint8
 
@@ -154,25 +179,34 @@ func (q *queue) Pop() any {
 }
 
 type member struct {
-	slot     bucket.Slot
-	core     *lockstep.Core
-	sim      lockstep.Simulation
-	uplink   *netsim.Uplink
-	links    []*netsim.Link
-	wakeGen  uint64
-	wakeAt   time.Duration
-	inputs   []uint64 // input hash of each frame stepped
-	states   []uint64 // state hash after each frame stepped
-	errs     []error
-	events   []lockstep.Event
-	final    uint64
-	stepped  bucket.Frame
-	killed   bool
-	left     bool
-	sections []lockstep.Section
+	slot      bucket.Slot
+	core      *lockstep.Core
+	sim       lockstep.Simulation
+	uplink    *netsim.Uplink
+	links     []*netsim.Link
+	wakeGen   uint64
+	wakeAt    time.Duration
+	inputs    []uint64 // input hash of each frame stepped
+	states    []uint64 // state hash after each frame stepped
+	errs      []error
+	events    []lockstep.Event
+	final     uint64
+	stepped   bucket.Frame
+	killed    bool
+	left      bool
+	stopped   bool          // its core stopped: dropped by the others, or in a minority
+	frozen    time.Duration // frozen until then (FaultFreeze)
+	queued    int           // datagrams held for it while frozen
+	wasFrozen bool
+	muted     bool
+	muteSeal  bucket.Frame // its seal when it was muted (FaultMute)
+	lastStep  time.Duration
+	maxWait   time.Duration
+	peakHeld  int
+	sections  []lockstep.Section
 }
 
-func (m *member) active() bool { return !m.killed && !m.left }
+func (m *member) active() bool { return !m.killed && !m.left && !m.stopped }
 
 type commandKey struct {
 	slot bucket.Slot
@@ -186,18 +220,24 @@ type pending struct {
 
 // harness is one run in progress.
 type harness struct {
-	cfg       Config
-	q         queue
-	seq       uint64
-	now       time.Duration
-	members   []*member
-	free      []*event
-	cmds      map[commandKey]*pending
-	res       *Result
-	bufs      [][]byte
-	splitFrom time.Duration // a partition is in force in [splitFrom, splitTo)
-	splitTo   time.Duration
-	streams   *streamNet // the stream transport, or nil
+	cfg        Config
+	q          queue
+	seq        uint64
+	now        time.Duration
+	members    []*member
+	free       []*event
+	cmds       map[commandKey]*pending
+	res        *Result
+	bufs       [][]byte
+	splitFrom  time.Duration // a partition is in force in [splitFrom, splitTo)
+	splitTo    time.Duration
+	splitGroup uint64        // the members cut off from the rest, or 0 for halves
+	lastFault  time.Duration // when the newest fault was injected
+	stormTo    time.Duration // a storm is in force until then, losing datagrams with probability stormLoss
+	stormLoss  float64
+	storms     *rng.PCG
+	pkt        wire.Packet // scratch for muting
+	streams    *streamNet  // the stream transport, or nil
 }
 
 // Run performs one virtual run.
@@ -237,6 +277,9 @@ func Run(cfg Config) (*Result, error) {
 		slot := bucket.Slot(i)
 		cc := cfg.Core
 		cc.Members, cc.Self, cc.Session, cc.Start = cfg.Members, slot, uint16(cfg.Seed), 0
+		if cfg.Configure != nil {
+			cfg.Configure(slot, &cc)
+		}
 		core, err := lockstep.NewCore(cc, 0)
 		if err != nil {
 			return nil, err
@@ -261,6 +304,7 @@ func Run(cfg Config) (*Result, error) {
 		}
 	}
 	submits := root.Derive("submit times")
+	h.storms = root.Derive("storms")
 	for _, m := range h.members {
 		h.wake(m, 0)
 	}
@@ -297,7 +341,20 @@ func Run(cfg Config) (*Result, error) {
 			continue
 		}
 		m := h.members[e.to]
-		if !m.active() {
+		if e.kind == evDeliver && m.active() && h.now < m.frozen {
+			// A frozen member's socket holds a few datagrams until it
+			// resumes; the rest are lost.
+			if m.queued < frozenQueue {
+				m.queued++
+				e.at = m.frozen
+				h.push(e)
+			} else {
+				h.res.Lost++
+				h.recycle(e)
+			}
+			continue
+		}
+		if !m.active() || h.now < m.frozen {
 			h.recycle(e)
 			continue
 		}
@@ -341,6 +398,7 @@ func Run(cfg Config) (*Result, error) {
 
 // inject carries out a fault whose time has come.
 func (h *harness) inject(f Fault) {
+	h.lastFault = h.now
 	switch f.Kind {
 	case FaultKill:
 		h.members[f.Slot].killed = true
@@ -353,15 +411,32 @@ func (h *harness) inject(f Fault) {
 			h.ready(m)
 		}
 	case FaultPartition:
-		h.splitFrom, h.splitTo = h.now, h.now+f.Duration
+		h.splitFrom, h.splitTo, h.splitGroup = h.now, h.now+f.Duration, f.Group
+	case FaultFreeze:
+		m := h.members[f.Slot]
+		if m.active() {
+			m.frozen, m.wasFrozen, m.queued = h.now+f.Duration, true, 0
+			// The wakes set before are stale now; it wakes after the
+			// datagrams its socket held are read.
+			h.wake(m, m.frozen+time.Microsecond)
+		}
+	case FaultMute:
+		m := h.members[f.Slot]
+		m.muted, m.muteSeal = true, m.core.Stats().Seal
+	case FaultStorm:
+		h.stormTo, h.stormLoss = h.now+f.Duration, f.Loss
 	}
 }
 
 // apart reports whether a partition separates members a and b now: the
-// members split into a lower half (slots below Members/2) and an upper half.
+// members of its Group from the rest or, without a group, a lower half
+// (slots below Members/2) from an upper half.
 func (h *harness) apart(a, b bucket.Slot) bool {
 	if h.now < h.splitFrom || h.now >= h.splitTo {
 		return false
+	}
+	if g := h.splitGroup; g != 0 {
+		return (g>>a)&1 != (g>>b)&1
 	}
 	half := bucket.Slot(h.cfg.Members / 2)
 	return (a < half) != (b < half)
@@ -436,12 +511,24 @@ func (h *harness) ready(m *member) {
 		m.left = true
 		return
 	}
+	if m.core.Stopped() {
+		m.stopped = true
+		h.waited(m)
+		return
+	}
 	if rd.Deadline != m.wakeAt || m.wakeGen == 0 {
 		h.wake(m, rd.Deadline)
 	}
 }
 
 func (h *harness) transmit(m *member, d lockstep.Datagram) {
+	if m.muted {
+		d.Data = h.mute(m, d.Data)
+	}
+	if h.now < h.stormTo && float64(h.storms.Uint32())/(1<<32) < h.stormLoss {
+		h.res.Lost++
+		return
+	}
 	if h.cfg.Tamper != nil {
 		if d.Data = h.cfg.Tamper(h.now, m.slot, d.To, d.Data); d.Data == nil {
 			return
@@ -475,12 +562,38 @@ func (h *harness) transmit(m *member, d lockstep.Datagram) {
 	}
 }
 
+// mute rewrites a muted member's datagram: its seal stays where it was when
+// it was muted, and its commands past that seal are left out.
+func (h *harness) mute(m *member, data []byte) []byte {
+	p := &h.pkt
+	if err := wire.Parse(data, p); err != nil {
+		return data
+	}
+	p.Seal = min(p.Seal, m.muteSeal)
+	n := len(p.Commands)
+	for n > 0 && p.Commands[n-1].Frame > m.muteSeal {
+		n--
+	}
+	p.Next -= uint16(len(p.Commands) - n)
+	p.Commands = p.Commands[:n]
+	out, err := p.Append(nil)
+	if err != nil {
+		panic("locksteptest: muting a datagram: " + err.Error())
+	}
+	return out
+}
+
 func (h *harness) step(m *member, b lockstep.Bucket) {
 	if b.Frame != m.stepped+1 {
 		panic(fmt.Sprintf("locksteptest: member %d got frame %d after %d", m.slot, b.Frame, m.stepped))
 	}
+	h.waited(m)
 	m.sim.Step(b.Frame, b.Commands)
 	m.stepped = b.Frame
+	if b.Frame%10 == 0 {
+		_, bytes, buffered := m.core.Held()
+		m.peakHeld = max(m.peakHeld, bytes+buffered*m.core.Config().MaxCommandSize)
+	}
 	for _, f := range h.cfg.Faults {
 		if f.Kind == FaultPerturb && f.Slot == m.slot && f.Frame == b.Frame {
 			h.cfg.Perturb(m.slot, m.sim)
@@ -509,6 +622,15 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 			}
 		}
 	}
+}
+
+// waited records how long m went without stepping a frame, counting from
+// frame 0, from the end of its last freeze and from the newest fault.
+func (h *harness) waited(m *member) {
+	if m.stepped >= 0 {
+		m.maxWait = max(m.maxWait, h.now-max(m.lastStep, m.frozen, h.lastFault))
+	}
+	m.lastStep = h.now
 }
 
 // completed records a command's latency once every active member executed
@@ -546,7 +668,8 @@ func (h *harness) finish() {
 	}
 	for _, m := range h.members {
 		h.res.Members = append(h.res.Members, Member{
-			Slot: m.slot, Killed: m.killed, Left: m.left, Stepped: m.stepped, FinalHash: m.final,
+			Slot: m.slot, Killed: m.killed, Left: m.left, Stopped: m.core.Err(), Frozen: m.wasFrozen, MaxWait: m.maxWait, PeakHeld: m.peakHeld,
+			Stepped: m.stepped, FinalHash: m.final,
 			Stats: m.core.Stats(), Events: m.events, Errors: m.errs,
 		})
 		if m.active() {

@@ -423,6 +423,9 @@ type Change struct {
 // whether it reports one (drops and leaves do).
 func ChangeOf(e lockstep.Event) (Change, bool) {
 	c := Change{Frame: e.Frame, Member: e.Member, LastFrame: e.LastFrame, Detail: e.Detail}
+	if e.Reason != "" && e.Type == lockstep.EventDrop {
+		c.Detail = string(e.Reason) + ": " + e.Detail // the reason, in the format's one text field
+	}
 	switch e.Type {
 	case lockstep.EventDrop:
 		c.Kind = ChangeDrop

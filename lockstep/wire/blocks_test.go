@@ -323,8 +323,8 @@ func TestBlockFlags(t *testing.T) {
 			}
 		})
 	}
-	if flagsKnown != 0x7f {
-		t.Errorf("known flags %#02x, want 0x7f: bit 7 stays reserved", flagsKnown)
+	if flagsKnown != 0xff {
+		t.Errorf("known flags %#02x, want 0xff", flagsKnown)
 	}
 }
 
@@ -364,6 +364,26 @@ func TestBlockLayout(t *testing.T) {
 	if !bytes.Equal(b, want) {
 		t.Fatalf("got  % x\nwant % x", b, want)
 	}
+	// With reasons (flag bit 7), each view ends with its reason byte.
+	p = Packet{Seal: -1, AckSeal: -1, HasMembership: true, Membership: Membership{
+		Suspected: 1<<1 | 1<<9,
+		Views:     []MemberView{{Held: 3, Seal: 200, Next: 70000, Last: Unknown, Reason: 2}, {Held: -1, Seal: -1, Next: 0, Last: -1}},
+	}}
+	b = mustAppend(t, &p)
+	want = cat(
+		[]byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x88, 0x00, 0x00, 0x00, 0x00}, // header, flags 0x88
+		[]byte{0x00, 0x00, 0x00, 0x00, 0x00},                                     // sent, clock, seal -1, ack seal -1, lag
+		[]byte{0x82, 0x04},                                                       // Suspected 0x202
+		[]byte{0x04, 0xc9, 0x01, 0xf0, 0xa2, 0x04, 0x00, 0x02},                   // Held 3, Seal 200, Next 70000, Last Unknown, reason 2
+		[]byte{0x00, 0x00, 0x00, 0x01, 0x00},                                     // Held -1, Seal -1, Next 0, Last -1, reason 0
+	)
+	if !bytes.Equal(b, want) {
+		t.Fatalf("with reasons: got  % x\nwant % x", b, want)
+	}
+	var q Packet
+	if err := Parse(b, &q); err != nil || q.Membership.Views[0].Reason != 2 || q.Membership.Views[1].Reason != 0 {
+		t.Fatalf("with reasons: parse %v, views %+v", err, q.Membership.Views)
+	}
 	// A seal-only relay ends with the single count byte 0x00.
 	p = Packet{Seal: -1, AckSeal: -1, HasRelay: true, Relay: Relay{Member: 9, First: 129, Seal: 4}}
 	b = mustAppend(t, &p)
@@ -377,7 +397,7 @@ func blockPacket() Packet {
 	p := typicalPacket()
 	p.HasMembership, p.Membership = true, Membership{Suspected: 1<<0 | 1<<4 | 1<<33, Views: []MemberView{
 		{Held: 2400, Seal: 2410, Next: 9000, Last: Unknown},
-		{Held: 2399, Seal: 2399, Next: 123456, Last: 2405},
+		{Held: 2399, Seal: 2399, Next: 123456, Last: 2405, Reason: 4},
 		{Held: -1, Seal: 2300, Next: 1 << 31, Last: 2300},
 	}}
 	p.HasLeave, p.LeaveFrame = true, 2470

@@ -32,6 +32,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(cat([]byte{byte(KindEntity)}, header(0)[1:], timing))
 	f.Add(cat(header(flagRelay), timing, []byte{3}, uv(9), uv(10), []byte{0x80, 0x00}))
 	f.Add(cat(header(flagDetail), timing, uv(10), uv(0), uv(0)))
+	f.Add(cat(header(flagMembership|flagReasons), timing, uv(1<<2), []byte{0x04, 0x04, 0x03, 0x06, 0x04}))
 	f.Add([]byte{})
 
 	f.Fuzz(func(t *testing.T, in []byte) {

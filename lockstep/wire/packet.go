@@ -39,7 +39,8 @@ const (
 	flagLeave      = 1 << 4
 	flagRelay      = 1 << 5
 	flagDetail     = 1 << 6
-	flagsKnown     = flagEcho | flagCommands | flagHash | flagMembership | flagLeave | flagRelay | flagDetail
+	flagReasons    = 1 << 7 // with flagMembership: each view ends with a reason byte
+	flagsKnown     = flagEcho | flagCommands | flagHash | flagMembership | flagLeave | flagRelay | flagDetail | flagReasons
 )
 
 // Errors returned by Parse. Every decoding error wraps ErrMalformed.
@@ -86,6 +87,10 @@ type MemberView struct {
 	Seal bucket.Frame // the seal of that stream the sender holds now (relayed commands raise it)
 	Next uint32       // the length of that stream's prefix the sender holds now
 	Last bucket.Frame // the last frame of that member the sender's view agrees on, or Unknown
+	// Reason says why the sender stopped listening to that member, as a
+	// code of lockstep's (0: not said). It is written, one byte per view
+	// after Last, only when some view of the block has one (flag bit 7).
+	Reason uint8
 }
 
 // Membership is the sender's view of the session's failures: which members
@@ -93,6 +98,17 @@ type MemberView struct {
 type Membership struct {
 	Suspected uint64       // bit i set: member i suspected, dropped or gone
 	Views     []MemberView // one per set bit, in increasing slot order
+}
+
+// hasReasons reports whether some view has a reason: the block then carries
+// one byte of reason per view.
+func (m *Membership) hasReasons() bool {
+	for _, v := range m.Views {
+		if v.Reason != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Relay forwards commands of another member (one being dropped) that the
@@ -180,6 +196,9 @@ func (p *Packet) flags() byte {
 	}
 	if p.HasMembership {
 		f |= flagMembership
+		if p.Membership.hasReasons() {
+			f |= flagReasons
+		}
 	}
 	if p.HasLeave {
 		f |= flagLeave
@@ -210,6 +229,9 @@ func (p *Packet) Length() int {
 		n += uvarintLen(p.Membership.Suspected)
 		for _, v := range p.Membership.Views {
 			n += uvarintLen(frameCode(v.Held)) + uvarintLen(frameCode(v.Seal)) + uvarintLen(uint64(v.Next)) + uvarintLen(uint64(v.Last+2))
+		}
+		if p.Membership.hasReasons() {
+			n += len(p.Membership.Views)
 		}
 	}
 	if p.HasLeave {
@@ -313,11 +335,15 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 	}
 	if p.HasMembership {
 		b = binary.AppendUvarint(b, p.Membership.Suspected)
+		reasons := p.Membership.hasReasons()
 		for _, v := range p.Membership.Views {
 			b = binary.AppendUvarint(b, frameCode(v.Held))
 			b = binary.AppendUvarint(b, frameCode(v.Seal))
 			b = binary.AppendUvarint(b, uint64(v.Next))
 			b = binary.AppendUvarint(b, uint64(v.Last+2))
+			if reasons {
+				b = append(b, v.Reason)
+			}
 		}
 	}
 	if p.HasLeave {
@@ -417,6 +443,9 @@ func Parse(b []byte, p *Packet) error {
 	if flags&^flagsKnown != 0 {
 		return fmt.Errorf("%w: reserved flag bits %#02x set", ErrMalformed, flags&^flagsKnown)
 	}
+	if flags&flagReasons != 0 && flags&flagMembership == 0 {
+		return fmt.Errorf("%w: reasons flag without a membership block", ErrMalformed)
+	}
 	p.Sent = Ticks(r.uvarint())
 	p.Clock = Ticks(r.uvarint())
 	p.Seal = r.frame()
@@ -458,6 +487,9 @@ func Parse(b []byte, p *Packet) error {
 				v.Last = bucket.Frame(last) - 2
 			} else {
 				r.setErr("frame out of range")
+			}
+			if flags&flagReasons != 0 {
+				v.Reason = r.byte()
 			}
 			if r.err != nil {
 				return r.fail(fmt.Sprintf("member view %d", i))

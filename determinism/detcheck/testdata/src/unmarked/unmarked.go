@@ -1,44 +1,22 @@
-// Package unmarked holds every flagged construct but is not marked, so
-// detcheck reports nothing. The directive below comes after the package clause
-// and therefore does not mark the package.
+// Package unmarked is not marked: nothing in it is reported (its
+// functions get facts), and no
+// directive in it is wrong. It mentions phalanx: allows games to play.
 package unmarked
 
-//phalanx:deterministic
+// Phalanx: deterministic lockstep, in prose, is no directive.
+// phalanx runs games; neither is this.
 
 import (
-	crand "crypto/rand"
-	"hash/maphash"
-	"math"
 	"math/rand"
-	"os"
-	"syscall"
 	"time"
-	"unsafe"
 )
 
-func Everything(m map[string]int, a, b float64, ch chan int) int {
-	n := 0
+func Step(m map[string]float64) float64 { // want Step:`maprange: via unmarked.Step: range over map.*clock: via unmarked.Step: time.Now.*rand: via unmarked.Step: rand.Float64`
+	s := 0.0
 	for _, v := range m {
-		n += v
+		s += v * rand.Float64()
 	}
-	c := a*b + 1.5
-	c += math.Sqrt(a)
-	n += int(c)
-	_ = time.Now()
-	n += rand.Intn(6)
-	crand.Read(nil)
-	_ = maphash.MakeSeed()
 	go func() {}()
-	select {
-	case v := <-ch:
-		n += v
-	default:
-	}
-	ch <- 1
-	close(ch)
-	_ = make(chan int)
-	n += len(os.Getenv("HOME"))
-	n += syscall.Getpid()
-	n += int(unsafe.Sizeof(n))
-	return n
+	_ = time.Now()
+	return s
 }

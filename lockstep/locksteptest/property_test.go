@@ -1,0 +1,183 @@
+package locksteptest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/rng"
+)
+
+// propertyTimeout is the drop timeout of the fault schedules: short, so that
+// a schedule plays out in a couple of hundred frames.
+const propertyTimeout = time.Second
+
+// schedule draws a random fault schedule for six members.
+func schedule(seed uint64) (faults []Fault, frames int, profile string) {
+	r := rng.New(seed, 0xfa017)
+	profile = []string{"lan", "broadband", "bad"}[r.Intn(3)]
+	timeoutFrames := int(propertyTimeout / lockstep.DefaultFrame)
+	end := 0
+	for range 1 + r.Intn(3) {
+		f := Fault{Frame: bucket.Frame(10 + r.Intn(80)), Slot: bucket.Slot(r.Intn(6))}
+		long := time.Duration(3+r.Intn(28)) * propertyTimeout / 10 // 0.3 to 3 timeouts
+		switch r.Intn(6) {
+		case 0:
+			f.Kind = FaultKill
+		case 1:
+			f.Kind = FaultLeave
+		case 2:
+			f.Kind, f.Duration = FaultFreeze, long
+		case 3:
+			f.Kind, f.Duration = FaultPartition, long
+			if r.Intn(2) == 0 {
+				f.Group = uint64(1 + r.Intn(62)) // any split of the six
+			}
+		case 4:
+			f.Kind, f.Duration, f.Loss = FaultStorm, long, 0.3+0.6*float64(r.Intn(100))/100
+		case 5:
+			f.Kind = FaultMute
+		}
+		faults = append(faults, f)
+		end = max(end, int(f.Frame)+int(f.Duration/lockstep.DefaultFrame))
+	}
+	return faults, end + 3*timeoutFrames + 40, profile
+}
+
+// checkSchedule runs one schedule and returns what broke the properties, or
+// "".
+func checkSchedule(seed uint64) string {
+	faults, frames, profile := schedule(seed)
+	p, err := netsim.Named(profile)
+	if err != nil {
+		return err.Error()
+	}
+	res, err := Run(Config{
+		Members: 6, Frames: frames, Seed: seed, Profile: p,
+		Core:     lockstep.Config{DropTimeout: propertyTimeout},
+		NewSim:   func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
+		Commands: commandsEvery(5),
+		Faults:   faults,
+		MaxTime:  time.Duration(frames)*lockstep.DefaultFrame + 30*time.Second,
+	})
+	var bad []string
+	if err != nil {
+		bad = append(bad, err.Error())
+	}
+	// Every member that finished finished every frame with identical
+	// state.
+	if res != nil && !res.Identical {
+		bad = append(bad, fmt.Sprintf("survivors %v not identical: groups %v, diverged at %d", res.Survivors, res.Groups, res.Diverged))
+	}
+	if res == nil {
+		return strings.Join(bad, "; ")
+	}
+	survivor := map[bucket.Slot]bool{}
+	for _, s := range res.Survivors {
+		survivor[s] = true
+	}
+	for _, m := range res.Members {
+		// Nobody waits longer than the drop timeout plus two seconds.
+		if !m.Killed && m.MaxWait > propertyTimeout+2*time.Second {
+			bad = append(bad, fmt.Sprintf("member %d waited %v for a frame", m.Slot, m.MaxWait))
+		}
+		// A member neither killed, gone nor finished stopped by the rules,
+		// with its reason.
+		if !m.Killed && !m.Left && !survivor[m.Slot] {
+			if !errors.Is(m.Stopped, lockstep.ErrStopped) {
+				bad = append(bad, fmt.Sprintf("member %d neither finished nor stopped: %v", m.Slot, m.Stopped))
+			}
+			var reason lockstep.Reason
+			for _, e := range m.Events {
+				if e.Type == lockstep.EventStop {
+					reason = e.Reason
+				}
+			}
+			if reason != lockstep.ReasonDropped && reason != lockstep.ReasonMinority {
+				bad = append(bad, fmt.Sprintf("member %d stopped without a reason: %v", m.Slot, m.Events))
+			}
+		}
+		// Every drop names its reason.
+		for _, e := range m.Events {
+			if (e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave) && e.Reason == "" {
+				bad = append(bad, fmt.Sprintf("member %d: %v without a reason", m.Slot, e))
+			}
+		}
+	}
+	// The survivors dropped (or saw leave) every member that did not
+	// finish, each at one agreed frame.
+	for _, m := range res.Members {
+		if survivor[m.Slot] {
+			continue
+		}
+		last := bucket.Frame(-2)
+		for _, s := range res.Survivors {
+			var seen *lockstep.Event
+			for i, e := range res.Members[s].Events {
+				if (e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave) && e.Member == m.Slot {
+					seen = &res.Members[s].Events[i]
+				}
+			}
+			switch {
+			case seen == nil:
+				bad = append(bad, fmt.Sprintf("survivor %d never dropped member %d", s, m.Slot))
+			case last == -2:
+				last = seen.LastFrame
+			case seen.LastFrame != last:
+				bad = append(bad, fmt.Sprintf("survivors disagree on member %d's last frame: %d and %d", m.Slot, last, seen.LastFrame))
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, %d frames, faults %+v: %s", profile, frames, faults, strings.Join(bad, "; "))
+}
+
+// TestFaultSchedules is the property of the fault protocol: over random
+// schedules of kills, leaves, freezes, partitions, loss storms and mutes at
+// random frames (six members, virtual time), every member that finishes
+// finishes every frame with identical state, nobody waits longer than the
+// drop timeout plus two seconds, every member that does not finish (and was
+// not killed or left) stops with its reason, and the finishers agree on the
+// last frame of every member that did not finish.
+func TestFaultSchedules(t *testing.T) {
+	n := 1000
+	if testing.Short() {
+		n = 200
+	}
+	var (
+		mu       sync.Mutex
+		failures []string
+		wg       sync.WaitGroup
+	)
+	workers := 2
+	for w := range workers {
+		wg.Go(func() {
+			for seed := uint64(w); seed < uint64(n); seed += uint64(workers) {
+				if msg := checkSchedule(seed); msg != "" {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("seed %d: %s", seed, msg))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, f := range failures {
+		if i == 10 {
+			t.Errorf("... and %d more", len(failures)-10)
+			break
+		}
+		t.Error(f)
+	}
+	if len(failures) > 0 {
+		t.Fatalf("%d of %d schedules broke the properties", len(failures), n)
+	}
+}

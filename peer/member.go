@@ -1,0 +1,502 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+)
+
+// Errors of a Member.
+var (
+	// ErrNotPlaying is returned by Member.Submit and Member.Broadcast
+	// before the lobby has ended and after the session has.
+	ErrNotPlaying = errors.New("peer: the member is not playing")
+	// ErrInvalidMember is returned by Start for an invalid MemberConfig.
+	ErrInvalidMember = errors.New("peer: invalid member configuration")
+)
+
+// DefaultLobbyTimeout is how long a member waits in the lobby for the
+// others when MemberConfig.LobbyTimeout is 0.
+const DefaultLobbyTimeout = 2 * time.Minute
+
+// leaveTimeout bounds how long a member that ends waits for the others to
+// acknowledge its leave.
+const leaveTimeout = 5 * time.Second
+
+// Phase is where a Member stands in its session.
+type Phase int32
+
+const (
+	PhaseLobby   Phase = iota // meeting the others and agreeing on the session
+	PhasePlaying              // the session runs
+	PhaseEnded                // the session is over: its last frame stepped, or Close
+	PhaseFailed               // the member stopped on an error (Status().Err)
+)
+
+func (p Phase) String() string {
+	switch p {
+	case PhaseLobby:
+		return "lobby"
+	case PhasePlaying:
+		return "playing"
+	case PhaseEnded:
+		return "ended"
+	case PhaseFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("Phase(%d)", int32(p))
+}
+
+// MemberConfig configures a Member: everything a game gives to meet the
+// other members of a session and play it.
+type MemberConfig struct {
+	// Host is the member's libp2p host (see NewHost). The member uses it
+	// and leaves it open: close it once the member is done.
+	Host *Host
+	// Params are the session's parameters, the same on every member. With
+	// Params.Frames set the session ends after frame Frames-1: every member
+	// steps frames 0 to Frames-1, no more, reports the hash after the last
+	// as its final hash, and leaves. Without, it plays until Close.
+	Params SessionParams
+	// Join are the other members' addresses (see ParseAddrs). With MDNS
+	// set they are found on the local network instead.
+	Join []AddrInfo
+	MDNS bool
+	// LobbyTimeout bounds the wait for the others in the lobby (default
+	// DefaultLobbyTimeout).
+	LobbyTimeout time.Duration
+
+	// NewSim builds the simulation once the lobby has agreed on the
+	// session (the shared seed and this member's slot are in s); the
+	// member then steps it on its own goroutine. Nil selects pull mode:
+	// the game takes the ready buckets with Member.Ready, steps them on its
+	// own goroutine and reports each with Member.Stepped.
+	NewSim func(s *Session) lockstep.Simulation
+	// Input, when set, is called from the member's goroutine once for each
+	// frame as the frame clock reaches it, and every payload it returns is
+	// submitted: the input hook of a member that runs on its own. A game
+	// loop calls Submit instead.
+	Input func(frame bucket.Frame) [][]byte
+	// Configure, when set, changes the core's configuration before the
+	// session starts: the policy, timeouts and limits (see lockstep.Config).
+	// The fields agreed in the lobby must stay as they are.
+	Configure func(*lockstep.Config)
+	// Transport configures the datagram channel.
+	Transport TransportConfig
+	// Record, when set, records this member's replay (see Recording).
+	Record *Recording
+
+	// OnStep, when set, is called after each frame is stepped, with its
+	// commands and the state hash (in pull mode, from Stepped's caller).
+	OnStep func(frame bucket.Frame, commands []bucket.Command, hash uint64)
+	// OnEvent, when set, is called with every event of the session (drops,
+	// leaves, desyncs), from the member's goroutine.
+	OnEvent func(lockstep.Event)
+	// OnDatagram, when set, receives the game's own datagrams (see
+	// lockstep.SessionConfig.OnDatagram), from the member's goroutine.
+	OnDatagram func(from bucket.Slot, data []byte)
+	// Logger receives the member's diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Status is a snapshot of a Member.
+type Status struct {
+	Phase Phase
+	Slot  int          // this member's slot; -1 before the lobby ends
+	Frame bucket.Frame // newest frame stepped, or -1
+	Hash  uint64       // state hash after Frame
+	Err   error        // why the member failed (PhaseFailed)
+	// Done is set once the member has finished its session (Completed:
+	// it stepped the last frame) and torn everything down.
+	Done      bool
+	Completed bool
+	Stats     lockstep.SessionStats
+}
+
+func (s Status) String() string {
+	switch s.Phase {
+	case PhaseLobby:
+		return "in the lobby, waiting for the others"
+	case PhaseFailed:
+		return fmt.Sprintf("failed: %v", s.Err)
+	}
+	return fmt.Sprintf("member %d %s at frame %d, hash %016x", s.Slot, s.Phase, s.Frame, s.Hash)
+}
+
+// Member is one member of a session, from the lobby to the end. Start
+// returns one at once and runs it in the background; Run runs one to the
+// end. Every method is safe for concurrent use and none blocks but Wait and
+// Close.
+type Member struct {
+	cfg    MemberConfig
+	log    *slog.Logger
+	phase  atomic.Int32
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the member has torn everything down
+	ended  chan struct{} // closed when the last frame is stepped
+	stop   chan struct{} // closed by Close
+	once   sync.Once     // closes ended
+	stopMu sync.Once     // closes stop
+
+	mu      sync.Mutex
+	sess    *Session
+	ls      *lockstep.Session
+	rec     *recorder
+	status  Status
+	events  []lockstep.Event
+	handed  []lockstep.Bucket // pull mode: buckets handed out and not yet reported
+	lastCmd []bucket.Command
+}
+
+// Run runs a member to the end of its session: the lobby, the session, the
+// leave and the teardown, in that order. It returns the final status, with
+// an error when the member failed or ctx ended first.
+func Run(ctx context.Context, cfg MemberConfig) (Status, error) {
+	m, err := Start(ctx, cfg)
+	if err != nil {
+		return Status{Phase: PhaseFailed, Slot: -1, Frame: -1, Err: err}, err
+	}
+	return m.Wait()
+}
+
+// Start checks cfg and starts a member in the background: it meets the
+// others in the lobby, then plays. It returns at once; follow the member
+// with Status, and end it with Close (or ctx, which fails it).
+func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
+	switch {
+	case cfg.Host == nil:
+		return nil, fmt.Errorf("%w: no host", ErrInvalidMember)
+	case !cfg.MDNS && len(cfg.Join) != cfg.Params.Members-1:
+		return nil, fmt.Errorf("%w: %d members need %d addresses to join (or MDNS), got %d", ErrInvalidMember, cfg.Params.Members, cfg.Params.Members-1, len(cfg.Join))
+	}
+	if err := cfg.Params.withDefaults().validate(); err != nil {
+		return nil, err
+	}
+	if cfg.LobbyTimeout <= 0 {
+		cfg.LobbyTimeout = DefaultLobbyTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &Member{
+		cfg: cfg, log: log, cancel: cancel,
+		done: make(chan struct{}), ended: make(chan struct{}), stop: make(chan struct{}),
+		status: Status{Phase: PhaseLobby, Slot: -1, Frame: -1},
+	}
+	go m.run(ctx)
+	return m, nil
+}
+
+// run is the member's goroutine: it owns the transport and the session.
+func (m *Member) run(ctx context.Context) {
+	defer close(m.done)
+	defer m.cancel()
+	err := m.play(ctx)
+	select {
+	case <-m.stop:
+		if errors.Is(err, context.Canceled) {
+			err = nil // closed in the lobby: nothing was played
+		}
+	default:
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ls != nil {
+		m.status.Stats = m.ls.Stats()
+	}
+	if m.rec != nil {
+		if rerr := m.rec.close(m.status); err == nil && rerr != nil {
+			err = rerr
+		}
+	}
+	m.status.Done = true
+	if err != nil {
+		m.status.Phase, m.status.Err = PhaseFailed, err
+		m.phase.Store(int32(PhaseFailed))
+		return
+	}
+	m.status.Phase = PhaseEnded
+	m.phase.Store(int32(PhaseEnded))
+}
+
+// play meets the others, plays the session and leaves it.
+func (m *Member) play(ctx context.Context) error {
+	sess, err := m.lobby(ctx)
+	if err != nil {
+		return err
+	}
+	cc, clock := sess.CoreConfig()
+	if m.cfg.Configure != nil {
+		m.cfg.Configure(&cc)
+	}
+	cc.Logger = m.log
+	tcfg := m.cfg.Transport
+	if tcfg.Logger == nil {
+		tcfg.Logger = m.log
+	}
+	tr, err := NewTransport(ctx, m.cfg.Host, sess, tcfg)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	var rec *recorder
+	if m.cfg.Record != nil {
+		if rec, err = m.cfg.Record.start(sess, m.cfg.Params.Sim, m.cfg.Params.SimVersion); err != nil {
+			return err
+		}
+	}
+	var sim lockstep.Simulation
+	if m.cfg.NewSim != nil {
+		sim = &endedSim{inner: m.cfg.NewSim(sess), end: m.end()}
+	}
+	ls, err := lockstep.NewSession(lockstep.SessionConfig{
+		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: m.log,
+		OnStep:     m.onStep,
+		OnEvent:    m.onEvent,
+		OnDatagram: m.cfg.OnDatagram,
+	})
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.sess, m.ls, m.rec = sess, ls, rec
+	m.status.Slot = int(sess.Self)
+	m.mu.Unlock()
+	m.phase.Store(int32(PhasePlaying))
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	runErr := make(chan error, 1)
+	go func() { runErr <- ls.Run(runCtx) }()
+	err = m.drive(ctx, sess, runErr)
+	if err == nil {
+		// Leave at an announced frame, so that the others need not wait
+		// out a timeout, and wait a little for their acknowledgements.
+		leaveCtx, cancel := context.WithTimeout(ctx, leaveTimeout)
+		if ls.Close(leaveCtx) != nil {
+			stopRun()
+		}
+		cancel()
+	}
+	stopRun()
+	if rerr := <-runErr; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
+		err = rerr
+	}
+	return err
+}
+
+// lobby finds the other members and agrees on the session with them.
+func (m *Member) lobby(ctx context.Context) (*Session, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.LobbyTimeout)
+	defer cancel()
+	others := m.cfg.Join
+	if m.cfg.MDNS {
+		var err error
+		if others, err = DiscoverMDNS(ctx, m.cfg.Host, "phalanx-"+m.cfg.Params.SessionID, m.cfg.Params.Members-1); err != nil {
+			return nil, err
+		}
+	}
+	sess, err := Join(ctx, m.cfg.Host, m.cfg.Params, others)
+	if err != nil {
+		return nil, fmt.Errorf("lobby: %w", err)
+	}
+	return sess, nil
+}
+
+// drive feeds the Input hook at the frame clock's pace until the last frame
+// is stepped (nil), Close is called (nil), the session stops or ctx ends.
+func (m *Member) drive(ctx context.Context, sess *Session, runErr <-chan error) error {
+	var tick <-chan time.Time
+	if m.cfg.Input != nil {
+		t := time.NewTicker(sess.Frame() / 2)
+		defer t.Stop()
+		tick = t.C
+	}
+	next := bucket.Frame(0)
+	end := m.end()
+	for {
+		select {
+		case <-m.ended:
+			return nil
+		case <-m.stop:
+			return nil
+		case err := <-runErr:
+			if err == nil {
+				err = errors.New("peer: the session ended before its last frame")
+			}
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick:
+		}
+		now := time.Since(sess.Start)
+		for ; now >= 0 && next <= bucket.Frame(now/sess.Frame()) && next < end; next++ {
+			for _, p := range m.cfg.Input(next) {
+				if err := m.Submit(p); err != nil {
+					m.log.Warn("peer: input refused", "frame", next, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// end returns the first frame past the session, or the largest frame.
+func (m *Member) end() bucket.Frame {
+	if m.cfg.Params.Frames > 0 {
+		return bucket.Frame(m.cfg.Params.Frames)
+	}
+	return bucket.Frame(1<<62 - 1)
+}
+
+// onStep takes a stepped frame, in push mode from Run's goroutine and in
+// pull mode from Stepped's caller.
+func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation, hash uint64) {
+	if f >= m.end() {
+		return
+	}
+	m.mu.Lock()
+	m.status.Frame, m.status.Hash = f, hash
+	if m.rec != nil {
+		m.rec.step(f, cmds, hash, func() []lockstep.Section { return sectionsOf(sim) })
+	}
+	last := f == m.end()-1
+	if last {
+		m.status.Completed = true
+	}
+	m.mu.Unlock()
+	if m.cfg.OnStep != nil {
+		m.cfg.OnStep(f, cmds, hash)
+	}
+	if last {
+		m.once.Do(func() { close(m.ended) })
+	}
+}
+
+// onEvent takes an event of the session, from Run's goroutine.
+func (m *Member) onEvent(e lockstep.Event) {
+	if e.Frame >= m.end() || (e.Type == lockstep.EventLeave && e.LastFrame >= m.end()-1) {
+		return // past the end: the members leaving once the session is over
+	}
+	m.mu.Lock()
+	if len(m.events) < maxEvents {
+		m.events = append(m.events, e)
+	}
+	if m.rec != nil {
+		m.rec.event(e)
+	}
+	m.mu.Unlock()
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(e)
+	}
+}
+
+// maxEvents bounds the events a member keeps for Events.
+const maxEvents = 1024
+
+// Status returns a snapshot of the member.
+func (m *Member) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.status
+	if m.ls != nil && !st.Done {
+		st.Stats = m.ls.Stats()
+	}
+	return st
+}
+
+// Phase returns where the member stands.
+func (m *Member) Phase() Phase { return Phase(m.phase.Load()) }
+
+// Session returns what the members agreed in the lobby, or nil before.
+func (m *Member) Session() *Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sess
+}
+
+// Events returns the session's events so far (at most 1,024).
+func (m *Member) Events() []lockstep.Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]lockstep.Event(nil), m.events...)
+}
+
+// playing returns the running session, or nil.
+func (m *Member) playing() *lockstep.Session {
+	if m.Phase() != PhasePlaying {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ls
+}
+
+// Submit queues one of this member's commands. It never blocks; it returns
+// ErrNotPlaying outside the session and the errors of
+// lockstep.Session.Submit (a full queue, a command too large).
+func (m *Member) Submit(payload []byte) error {
+	ls := m.playing()
+	if ls == nil {
+		return ErrNotPlaying
+	}
+	return ls.Submit(payload)
+}
+
+// Broadcast sends a datagram of the game's own to every member (see
+// lockstep.Session.Broadcast). It never blocks.
+func (m *Member) Broadcast(data []byte) error {
+	ls := m.playing()
+	if ls == nil {
+		return ErrNotPlaying
+	}
+	return ls.Broadcast(data)
+}
+
+// Alpha returns where the frame clock stands between the newest stepped
+// frame and the next, for interpolation (see lockstep.Session.Alpha); 0
+// outside the session.
+func (m *Member) Alpha() float64 {
+	ls := m.playing()
+	if ls == nil {
+		return 0
+	}
+	return ls.Alpha()
+}
+
+// Close ends the member: it leaves the session at an announced frame, tears
+// everything down and waits until it is done (or ctx ends). Calling it again
+// only waits. A member that ended on its own needs no Close.
+func (m *Member) Close(ctx context.Context) error {
+	m.stopMu.Do(func() {
+		if m.Phase() == PhaseLobby {
+			m.cancel() // nothing to leave yet
+		}
+		close(m.stop)
+	})
+	select {
+	case <-m.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Done is closed once the member has finished and torn everything down.
+func (m *Member) Done() <-chan struct{} { return m.done }
+
+// Wait waits until the member is done and returns its final status, with
+// Err as error when it failed.
+func (m *Member) Wait() (Status, error) {
+	<-m.done
+	st := m.Status()
+	return st, st.Err
+}

@@ -20,6 +20,9 @@ var (
 	ErrNotPlaying = errors.New("peer: the member is not playing")
 	// ErrInvalidMember is returned by Start for an invalid MemberConfig.
 	ErrInvalidMember = errors.New("peer: invalid member configuration")
+	// ErrLobbyTimeout is the error of a member whose others did not all
+	// come to the lobby within MemberConfig.LobbyTimeout.
+	ErrLobbyTimeout = errors.New("peer: the other members did not all come to the lobby in time")
 )
 
 // DefaultLobbyTimeout is how long a member waits in the lobby for the
@@ -296,17 +299,21 @@ func (m *Member) play(ctx context.Context) error {
 
 // lobby finds the other members and agrees on the session with them.
 func (m *Member) lobby(ctx context.Context) (*Session, error) {
-	ctx, cancel := context.WithTimeout(ctx, m.cfg.LobbyTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, m.cfg.LobbyTimeout, fmt.Errorf("%w (%v)", ErrLobbyTimeout, m.cfg.LobbyTimeout))
 	defer cancel()
 	others := m.cfg.Join
+	var err error
 	if m.cfg.MDNS {
-		var err error
-		if others, err = DiscoverMDNS(ctx, m.cfg.Host, "phalanx-"+m.cfg.Params.SessionID, m.cfg.Params.Members-1); err != nil {
-			return nil, err
-		}
+		others, err = DiscoverMDNS(ctx, m.cfg.Host, "phalanx-"+m.cfg.Params.SessionID, m.cfg.Params.Members-1)
 	}
-	sess, err := Join(ctx, m.cfg.Host, m.cfg.Params, others)
+	var sess *Session
+	if err == nil {
+		sess, err = Join(ctx, m.cfg.Host, m.cfg.Params, others)
+	}
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrLobbyTimeout) {
+			return nil, fmt.Errorf("lobby: %w: %v", cause, err)
+		}
 		return nil, fmt.Errorf("lobby: %w", err)
 	}
 	return sess, nil

@@ -155,3 +155,16 @@ func TestParseAddrs(t *testing.T) {
 		t.Fatalf("an address without /p2p/: %v", err)
 	}
 }
+
+// TestLobbyTimeout ends a member whose others never come, with
+// ErrLobbyTimeout.
+func TestLobbyTimeout(t *testing.T) {
+	hosts := newHosts(t, 2)
+	_, err := Run(context.Background(), MemberConfig{
+		Host: hosts[0], Params: SessionParams{SessionID: "alone", Members: 2}, Join: othersOf(hosts, 0),
+		LobbyTimeout: 300 * time.Millisecond,
+	})
+	if !errors.Is(err, ErrLobbyTimeout) {
+		t.Fatalf("err = %v, want ErrLobbyTimeout", err)
+	}
+}

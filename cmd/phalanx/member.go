@@ -251,6 +251,11 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	frames := bucket.Frame(mf.frames)
 
 	var mu sync.Mutex
+	// The commands submitted and executed since the last progress line,
+	// streamed to phalanx mesh with it: bounded by the commands of one
+	// progress interval.
+	batch := memberMsg{Type: "cmds", Slot: int(sess.Self)}
+	submitted := int64(0)
 	// Cursors shared by dead reckoning, outside the lockstep agreement.
 	cursors := cursor.New(cursor.Config{Members: mf.peers, Self: int(sess.Self), Seed: sess.Seed.Uint64()})
 	sessionTime := func() time.Duration { return time.Since(sess.Start) }
@@ -274,8 +279,10 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			if rw != nil {
 				_ = rw.Record(lockstep.Bucket{Frame: f, Commands: cmds}, sim) // the writer keeps its error for Close
 			}
-			for _, c := range cmds {
-				res.Execs = append(res.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+			if mf.mesh {
+				for _, c := range cmds {
+					batch.Execs = append(batch.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+				}
 			}
 			if f == frames-1 {
 				res.FinalHash, res.Completed = fmt.Sprintf("%016x", sim.Hash()), true
@@ -349,9 +356,12 @@ loop:
 				if _, err := s.Submit(ctx, c); err != nil {
 					break
 				}
-				mu.Lock()
-				res.Submits = append(res.Submits, [2]int64{int64(len(res.Submits)), time.Now().UnixNano()})
-				mu.Unlock()
+				if mf.mesh {
+					mu.Lock()
+					batch.Submits = append(batch.Submits, [2]int64{submitted, time.Now().UnixNano()})
+					mu.Unlock()
+				}
+				submitted++
 			}
 		}
 		if mf.mesh && time.Since(lastProgress) >= 500*time.Millisecond {
@@ -376,9 +386,16 @@ loop:
 				RTTms: float64(rtt) / 1e6, Delay: st.Core.Delay, Stalls: st.Core.Stalls,
 				UpBps: float64(up) / secs, DownBps: float64(down) / secs})
 			fmt.Fprintln(stdout, string(b))
+			flushCmds(stdout, &mu, &batch)
 		}
 	}
 	res.Seconds = time.Since(measureFrom).Seconds()
+	if mf.mesh {
+		flushCmds(stdout, &mu, &batch)
+		if rss, cpu, err := procUsage(os.Getpid()); err == nil {
+			res.EndRSSMB, res.EndCPUS = rss, cpu
+		}
+	}
 	mu.Lock()
 	res.Reckon = cursors.Metrics(sessionTime())
 	mu.Unlock()
@@ -413,6 +430,19 @@ loop:
 		runErrV = errors.New("interrupted")
 	}
 	return res, runErrV
+}
+
+// flushCmds prints the batch of submitted and executed commands, if any,
+// for phalanx mesh, and empties it.
+func flushCmds(stdout io.Writer, mu *sync.Mutex, batch *memberMsg) {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(batch.Submits)+len(batch.Execs) == 0 {
+		return
+	}
+	b, _ := json.Marshal(batch)
+	fmt.Fprintln(stdout, string(b))
+	batch.Submits, batch.Execs = batch.Submits[:0], batch.Execs[:0]
 }
 
 // transportMode returns the peer transport mode of a --transport value

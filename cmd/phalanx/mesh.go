@@ -44,6 +44,10 @@ type memberMsg struct {
 	Stalls  int64   `json:"stalls,omitempty"`
 	UpBps   float64 `json:"up_bps,omitempty"`
 	DownBps float64 `json:"down_bps,omitempty"`
+	// cmds: the commands this member submitted (seq, unix ns) and
+	// executed (slot, seq, unix ns) since its previous cmds line
+	Submits [][2]int64 `json:"submits,omitempty"`
+	Execs   [][3]int64 `json:"execs,omitempty"`
 	// result
 	Result *memberResult `json:"result,omitempty"`
 }
@@ -62,12 +66,15 @@ type memberResult struct {
 	Packets    int64                            `json:"packets_up"`
 	Seconds    float64                          `json:"seconds"`     // how long it measured
 	CPUSeconds float64                          `json:"cpu_seconds"` // CPU time the process used meanwhile
-	Submits    [][2]int64                       `json:"submits"`     // seq, unix ns
-	Execs      [][3]int64                       `json:"execs"`       // slot, seq, unix ns
 	OneWay     []float64                        `json:"oneway_ms"`   // delays the network applied to its packets (a sample)
 	Events     []event                          `json:"events"`
 	Reckon     map[reckon.Method]reckon.Metrics `json:"reckon"`
 	Error      string                           `json:"error,omitempty"`
+	// EndRSSMB and EndCPUS are the member's own reading when it finished
+	// its frames: its resident set size and the CPU time it used in all
+	// (phalanx mesh --json), the last sample of its series.
+	EndRSSMB float64 `json:"end_rss_mb,omitempty"`
+	EndCPUS  float64 `json:"end_cpu_s,omitempty"`
 }
 
 func runMesh(args []string, stdout, stderr io.Writer) int {
@@ -121,7 +128,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx mesh:", err)
 		return 1
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, lat: newCmdLatencies()}
 	return m.run(ctx, exe)
 }
 
@@ -135,6 +142,11 @@ type meshProc struct {
 	result   *memberResult
 	killed   bool
 	exitErr  error
+	// usage is its series of memory and CPU samples: bounded by the
+	// run's time limit over the sampling interval (about 60 a run).
+	usage    []usageSample
+	usageAt  time.Duration // when the last sample was taken
+	usageCPU float64       // the CPU seconds used by then
 }
 
 type meshRun struct {
@@ -146,6 +158,7 @@ type meshRun struct {
 
 	mu    sync.Mutex
 	procs []*meshProc
+	lat   *cmdLatencies
 }
 
 func (m *meshRun) memberArgs(index int) []string {
@@ -223,6 +236,8 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	ticker := time.NewTicker(500 * time.Millisecond)
 	defer ticker.Stop()
 	lastPrint := time.Time{}
+	every := usageInterval(time.Duration(m.f.frames) * time.Duration(m.f.frameMS) * time.Millisecond)
+	lastUsage := -every
 	drawn := 0
 	addrsSent := false
 	for lines != nil {
@@ -243,9 +258,21 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					l.p.killed = true
 					_ = l.p.cmd.Process.Signal(syscall.SIGKILL)
 					fmt.Fprintf(m.stderr, "phalanx mesh: killed member process %d at frame %d\n", l.p.index, l.msg.Frame)
+					m.lat.recheck(m.live())
+				}
+			case "cmds":
+				live := m.live()
+				for _, s := range l.msg.Submits {
+					m.lat.submitted(int64(l.msg.Slot), s[0], s[1], live)
+				}
+				for _, e := range l.msg.Execs {
+					m.lat.executed(l.p.index, e[0], e[1], e[2], live)
 				}
 			case "result":
 				l.p.result = l.msg.Result
+				if r := l.msg.Result; r.EndRSSMB > 0 {
+					l.p.addUsage(time.Since(start), r.Stepped, r.EndRSSMB, r.EndCPUS)
+				}
 			}
 			if !addrsSent {
 				all := true
@@ -269,6 +296,15 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 			m.mu.Unlock()
 		case <-ticker.C:
 			m.mu.Lock()
+			if t := time.Since(start); t-lastUsage >= every {
+				lastUsage = t
+				for _, p := range m.procs {
+					if p.result == nil && !p.killed {
+						p.sampleUsage(t)
+					}
+				}
+				m.lat.sweep(time.Now())
+			}
 			if tty {
 				drawn = m.drawTable(drawn)
 			} else if time.Since(lastPrint) >= 5*time.Second {
@@ -291,8 +327,10 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	}
 	rep, ok := m.report(time.Since(start))
 	rep.print(m.stdout)
+	usage := m.usage()
+	printUsage(m.stdout, usage)
 	if m.f.json {
-		b, _ := json.Marshal(meshReport{rep, m.f.transport})
+		b, _ := json.Marshal(meshReport{rep, m.f.transport, usage})
 		fmt.Fprintln(m.stdout, string(b))
 	}
 	if !ok || !rep.Identical {
@@ -305,7 +343,8 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 // how the packets travelled.
 type meshReport struct {
 	*report
-	Transport string `json:"transport"` // datagram or stream
+	Transport string        `json:"transport"` // datagram or stream
+	Members   []memberUsage `json:"members"`   // each member process's memory and CPU over time
 }
 
 // abort kills the member processes started so far and waits for them.
@@ -387,8 +426,6 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	hashes := map[string][]int{}
 	var stalls, up, down, packets int64
 	var secs, cpu float64
-	submits := map[[2]int64]int64{} // (slot, seq) → submit time
-	execs := map[[2]int64][]int64{}
 	var oneway []time.Duration
 	var cursors []map[reckon.Method]reckon.Metrics
 	for _, res := range results {
@@ -411,13 +448,6 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 		}
 		r.DelayFrames = append(r.DelayFrames, res.Delay)
 		r.Events = append(r.Events, res.Events...)
-		for _, s := range res.Submits {
-			submits[[2]int64{int64(res.Slot), s[0]}] = s[1]
-		}
-		for _, e := range res.Execs {
-			k := [2]int64{e[0], e[1]}
-			execs[k] = append(execs[k], e[2])
-		}
 		for _, d := range res.OneWay {
 			oneway = append(oneway, time.Duration(d*float64(time.Millisecond)))
 		}
@@ -430,14 +460,17 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 		}
 	}
 	r.Desyncs = len(results) - best
-	var lat []time.Duration
-	for k, sub := range submits {
-		ex := execs[k]
-		if len(ex) < len(results) {
-			continue // not executed on every survivor within the run
+	// Commands still waiting for a member that has since gone count once
+	// every survivor executed them; the rest were not executed on every
+	// survivor within the run.
+	var survivors uint64
+	for _, p := range m.procs {
+		if !p.killed && p.result != nil {
+			survivors |= 1 << p.index
 		}
-		lat = append(lat, time.Duration(slices.Max(ex)-sub))
 	}
+	m.lat.recheck(survivors)
+	lat := &m.lat.lat
 	n := float64(max(1, len(results)))
 	secs = max(secs, 1e-9)
 	r.StallRate = math.Round(float64(stalls)/n/float64(f.frames)*1e5) / 1e5
@@ -445,13 +478,13 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(packets)/n/secs*10) / 10
 	r.CPUPercent = math.Round(cpu/n*1000) / 10
-	r.Latency.P50 = ms(locksteptest.Percentile(lat, 50))
-	r.Latency.P95 = ms(locksteptest.Percentile(lat, 95))
-	r.Latency.P99 = ms(locksteptest.Percentile(lat, 99))
-	r.Latency.Max = ms(locksteptest.Percentile(lat, 100))
+	r.Latency.P50 = roundMS(lat.Quantile(50))
+	r.Latency.P95 = roundMS(lat.Quantile(95))
+	r.Latency.P99 = roundMS(lat.Quantile(99))
+	r.Latency.Max = roundMS(lat.Quantile(100))
 	r.OneWay.P50 = ms(locksteptest.Percentile(oneway, 50))
 	r.OneWay.P99 = ms(locksteptest.Percentile(oneway, 99))
-	r.Commands = len(lat)
+	r.Commands = int(lat.Count())
 	r.Reckon = mergeReckon(cursors)
 	r.VirtualS = math.Round(secs*100) / 100
 	r.WallS = math.Round(wall.Seconds()*100) / 100

@@ -302,7 +302,9 @@ func (r *benchRun) measure(f *runFlags) {
 		return
 	}
 	start := time.Now()
-	res, err := locksteptest.Run(f.harnessConfig(profile, g))
+	hc := f.harnessConfig(profile, g)
+	hc.KeepSamples = true // for the plots
+	res, err := locksteptest.Run(hc)
 	if err != nil {
 		r.Error = err.Error()
 		if res == nil {
@@ -360,7 +362,8 @@ func (n *netlibRun) measure(peers, frames int, seed uint64) {
 		OnReceive: func(now time.Duration, from, to bucket.Slot, data []byte) {
 			t.observe(sideArrived, now, from, to, data)
 		},
-		Transport: n.Transport,
+		Transport:   n.Transport,
+		KeepSamples: true, // the latencies' far tail
 	})
 	if err != nil {
 		n.Error = err.Error()

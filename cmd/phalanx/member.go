@@ -395,6 +395,7 @@ loop:
 		if rss, cpu, err := procUsage(os.Getpid()); err == nil {
 			res.EndRSSMB, res.EndCPUS = rss, cpu
 		}
+		res.EndHeapKB = liveHeapKB()
 	}
 	mu.Lock()
 	res.Reckon = cursors.Metrics(sessionTime())

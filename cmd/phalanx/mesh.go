@@ -75,6 +75,9 @@ type memberResult struct {
 	// (phalanx mesh --json), the last sample of its series.
 	EndRSSMB float64 `json:"end_rss_mb,omitempty"`
 	EndCPUS  float64 `json:"end_cpu_s,omitempty"`
+	// EndHeapKB is its live heap after a garbage collection at the same
+	// moment, the session still open.
+	EndHeapKB float64 `json:"end_heap_kb,omitempty"`
 }
 
 func runMesh(args []string, stdout, stderr io.Writer) int {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -117,6 +118,9 @@ type memberUsage struct {
 	Index   int           `json:"index"`
 	Slot    int           `json:"slot"`
 	Samples []usageSample `json:"samples"`
+	// EndHeapKB is its live heap after a collection when it finished its
+	// frames, the session still open.
+	EndHeapKB float64 `json:"end_heap_kb,omitempty"`
 }
 
 // usageSamples is how many samples a run of the nominal length takes: the
@@ -209,11 +213,11 @@ func (m *meshRun) live() uint64 {
 func (m *meshRun) usage() []memberUsage {
 	out := []memberUsage{}
 	for _, p := range m.procs {
-		slot := p.slot
+		u := memberUsage{Index: p.index, Slot: p.slot, Samples: p.usage}
 		if p.result != nil {
-			slot = p.result.Slot
+			u.Slot, u.EndHeapKB = p.result.Slot, math.Round(p.result.EndHeapKB)
 		}
-		out = append(out, memberUsage{Index: p.index, Slot: slot, Samples: p.usage})
+		out = append(out, u)
 	}
 	return out
 }
@@ -233,6 +237,16 @@ func printUsage(w io.Writer, usage []memberUsage) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// liveHeapKB collects garbage and returns the live heap in KiB. It
+// collects twice, so what sync.Pools held is gone as well.
+func liveHeapKB() float64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapAlloc) / 1024
 }
 
 // roundMS rounds milliseconds to hundredths.

@@ -81,8 +81,8 @@ type Session struct {
 	cfg     SessionConfig
 	core    *Core
 	clock   func() time.Duration
-	submits chan submitReq
-	casts   chan broadcastReq
+	submits chan submitReq    // unbuffered
+	casts   chan broadcastReq // 64 waiting broadcasts; Broadcast returns ErrBusy past them
 	leave   chan struct{}
 	done    chan struct{}
 	once    sync.Once

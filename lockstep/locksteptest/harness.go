@@ -151,7 +151,7 @@ type Member struct {
 	FinalHash uint64       // state hash after frame Frames-1 (or the newest stepped)
 	Stats     lockstep.Stats
 	Events    []lockstep.Event // everything its core reported: a few per membership change or desync
-	Errors    []error          // Submit errors
+	Errors    []error          // Submit and Leave errors: the first maxErrors
 }
 
 // ErrTimeout is returned when the run does not finish within MaxTime.
@@ -208,7 +208,7 @@ type member struct {
 	links    []*netsim.Link
 	wakeGen  uint64
 	wakeAt   time.Duration
-	errs     []error          // Submit errors: one per failed submission
+	errs     []error          // Submit and Leave errors: the first maxErrors
 	events   []lockstep.Event // a few per membership change or desync
 	final    uint64
 	stepped  bucket.Frame
@@ -218,6 +218,15 @@ type member struct {
 }
 
 func (m *member) active() bool { return !m.killed && !m.left }
+
+// maxErrors is how many errors a member keeps: the first ones.
+const maxErrors = 64
+
+func (m *member) fail(err error) {
+	if len(m.errs) < maxErrors {
+		m.errs = append(m.errs, err)
+	}
+}
 
 type commandKey struct {
 	slot bucket.Slot
@@ -373,7 +382,7 @@ func Run(cfg Config) (*Result, error) {
 		case evSubmit:
 			if _, err := m.core.Submit(h.now, e.data); err != nil {
 				if !errors.Is(err, lockstep.ErrClosed) {
-					m.errs = append(m.errs, err)
+					m.fail(err)
 				}
 			} else {
 				seq := uint32(m.core.Stats().Submitted - 1)
@@ -400,7 +409,7 @@ func (h *harness) inject(f Fault) {
 		m := h.members[f.Slot]
 		if m.active() {
 			if _, err := m.core.Leave(h.now); err != nil {
-				m.errs = append(m.errs, err)
+				m.fail(err)
 			}
 			h.ready(m)
 		}

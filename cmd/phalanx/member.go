@@ -107,7 +107,8 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	timeout := time.Duration(mf.frames)*time.Duration(mf.frameMS)*time.Millisecond + 2*time.Minute
+	run := time.Duration(mf.frames) * time.Duration(mf.frameMS) * time.Millisecond
+	timeout := run + run/10 + 2*time.Minute // beyond phalanx mesh's own limit
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := runMember(ctx, &mf, stdout, stderr)

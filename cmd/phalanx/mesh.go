@@ -90,7 +90,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		kills = append(kills, v)
 		return nil
 	})
-	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a minute)")
+	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
 		fmt.Fprintln(stderr, "\nRuns every member as its own process over real QUIC on loopback, impaired by the profile.")
@@ -122,7 +122,10 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		killAt[idx] = frame
 	}
 	if *timeout == 0 {
-		*timeout = time.Duration(f.frames)*time.Duration(f.frameMS)*time.Millisecond + time.Minute
+		// A session under load runs behind the wall clock: an hour of
+		// 8 members on a busy 2-core machine ended 25 s late.
+		run := time.Duration(f.frames) * time.Duration(f.frameMS) * time.Millisecond
+		*timeout = run + run/10 + time.Minute
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -185,6 +188,9 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		p   *meshProc
 		msg memberMsg
 	}, 64)
+	// The readers send to feed and the last one closes it; the loop below
+	// reads lines, which it sets to nil when it stops reading.
+	feed := lines
 	var readers sync.WaitGroup
 	for i := range m.n {
 		cmd := exec.CommandContext(ctx, exe, m.memberArgs(i)...)
@@ -219,7 +225,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					fmt.Fprintf(m.stderr, "[member %d] %s\n", p.index, sc.Text())
 					continue
 				}
-				lines <- struct {
+				feed <- struct {
 					p   *meshProc
 					msg memberMsg
 				}{p, msg}
@@ -228,7 +234,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	}
 	go func() {
 		readers.Wait()
-		close(lines)
+		close(feed)
 	}()
 	tty := isTerminal(m.stdout)
 	over := "datagrams"

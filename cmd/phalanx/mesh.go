@@ -123,7 +123,8 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	}
 	if *timeout == 0 {
 		// A session under load runs behind the wall clock: an hour of
-		// 8 members on a busy 2-core machine ended 25 s late.
+		// 8 members on a busy 2-core machine fell more than a minute
+		// behind.
 		run := time.Duration(f.frames) * time.Duration(f.frameMS) * time.Millisecond
 		*timeout = run + run/10 + time.Minute
 	}

@@ -123,7 +123,8 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	timeout := mf.lobbyTimeout + time.Duration(mf.frames)*time.Duration(mf.frameMS)*time.Millisecond + 2*time.Minute
+	run := time.Duration(mf.frames) * time.Duration(mf.frameMS) * time.Millisecond
+	timeout := mf.lobbyTimeout + run + run/10 + 2*time.Minute // beyond phalanx mesh's own limit
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := runMember(ctx, &mf, stdout, stderr)
@@ -288,6 +289,11 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 
 	var mu sync.Mutex
 	stepped := bucket.Frame(-1) // the newest frame of the run stepped, under mu
+	// The commands submitted and executed since the last progress line,
+	// streamed to phalanx mesh with it: bounded by the commands of one
+	// progress interval.
+	batch := memberMsg{Type: "cmds", Slot: int(sess.Self)}
+	submitted := int64(0)
 	// Cursors shared by dead reckoning, outside the lockstep agreement.
 	cursors := cursor.New(cursor.Config{Members: mf.peers, Self: int(sess.Self), Seed: sess.Seed.Uint64()})
 	sessionTime := func() time.Duration { return time.Since(sess.Start) }
@@ -312,8 +318,10 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			if rw != nil {
 				_ = rw.Record(lockstep.Bucket{Frame: f, Commands: cmds}, sim) // the writer keeps its error for Close
 			}
-			for _, c := range cmds {
-				res.Execs = append(res.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+			if mf.mesh {
+				for _, c := range cmds {
+					batch.Execs = append(batch.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+				}
 			}
 			if f == frames-1 {
 				res.FinalHash, res.Completed = fmt.Sprintf("%016x", sim.Hash()), true
@@ -392,9 +400,12 @@ loop:
 				if err := s.Submit(c); err != nil {
 					break
 				}
-				mu.Lock()
-				res.Submits = append(res.Submits, [2]int64{int64(len(res.Submits)), time.Now().UnixNano()})
-				mu.Unlock()
+				if mf.mesh {
+					mu.Lock()
+					batch.Submits = append(batch.Submits, [2]int64{submitted, time.Now().UnixNano()})
+					mu.Unlock()
+				}
+				submitted++
 			}
 		}
 		if mf.mesh && time.Since(lastProgress) >= 500*time.Millisecond {
@@ -419,9 +430,17 @@ loop:
 				RTTms: float64(rtt) / 1e6, Delay: st.Core.Delay, Stalls: st.Core.Stalls,
 				UpBps: float64(up) / secs, DownBps: float64(down) / secs})
 			fmt.Fprintln(stdout, string(b))
+			flushCmds(stdout, &mu, &batch)
 		}
 	}
 	res.Seconds = time.Since(measureFrom).Seconds()
+	if mf.mesh {
+		flushCmds(stdout, &mu, &batch)
+		if rss, cpu, err := procUsage(os.Getpid()); err == nil {
+			res.EndRSSMB, res.EndCPUS = rss, cpu
+		}
+		res.EndHeapKB = liveHeapKB()
+	}
 	mu.Lock()
 	res.Reckon = cursors.Metrics(sessionTime())
 	mu.Unlock()
@@ -461,6 +480,19 @@ loop:
 		runErrV = errors.New("interrupted")
 	}
 	return res, runErrV
+}
+
+// flushCmds prints the batch of submitted and executed commands, if any,
+// for phalanx mesh, and empties it.
+func flushCmds(stdout io.Writer, mu *sync.Mutex, batch *memberMsg) {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(batch.Submits)+len(batch.Execs) == 0 {
+		return
+	}
+	b, _ := json.Marshal(batch)
+	fmt.Fprintln(stdout, string(b))
+	batch.Submits, batch.Execs = batch.Submits[:0], batch.Execs[:0]
 }
 
 // transportMode returns the peer transport mode of a --transport value

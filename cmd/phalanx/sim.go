@@ -385,13 +385,13 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	r.Bytes.Up = math.Round(float64(up) / n / secs)
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(dgrams)/n/secs*10) / 10
-	r.Latency.P50 = ms(locksteptest.Percentile(res.Latencies, 50))
-	r.Latency.P95 = ms(locksteptest.Percentile(res.Latencies, 95))
-	r.Latency.P99 = ms(locksteptest.Percentile(res.Latencies, 99))
-	r.Latency.Max = ms(locksteptest.Percentile(res.Latencies, 100))
-	r.OneWay.P50 = ms(locksteptest.Percentile(res.OneWay, 50))
-	r.OneWay.P99 = ms(locksteptest.Percentile(res.OneWay, 99))
-	r.Commands = len(res.Latencies)
+	r.Latency.P50 = ms(res.LatencyPercentile(50))
+	r.Latency.P95 = ms(res.LatencyPercentile(95))
+	r.Latency.P99 = ms(res.LatencyPercentile(99))
+	r.Latency.Max = ms(res.LatencyPercentile(100))
+	r.OneWay.P50 = ms(res.OneWayPercentile(50))
+	r.OneWay.P99 = ms(res.OneWayPercentile(99))
+	r.Commands = res.Commands()
 	r.VirtualS = math.Round(res.Duration.Seconds()*100) / 100
 	r.WallS = math.Round(wall.Seconds()*100) / 100
 	return r

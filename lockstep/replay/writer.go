@@ -37,6 +37,9 @@ type Writer struct {
 	fw          *flate.Writer
 	zbuf        bytes.Buffer
 
+	// payload, out and zbuf hold one chunk: flushFrames frames' records
+	// or about softChunkSize bytes, then it is written out and they are
+	// reused.
 	payload     []byte       // the open chunk's records; empty when no chunk is open
 	out         []byte       // the chunk being written
 	next        bucket.Frame // the next frame to record

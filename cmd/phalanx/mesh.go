@@ -302,6 +302,13 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					fmt.Fprintf(m.stderr, "phalanx mesh: killed member process %d at frame %d\n", l.p.index, l.msg.Frame)
 					m.lat.recheck(m.live())
 				}
+				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
+					l.p.frozen = true
+					proc := l.p.cmd.Process
+					_ = proc.Signal(syscall.SIGSTOP)
+					time.AfterFunc(fz.d, func() { _ = proc.Signal(syscall.SIGCONT) })
+					fmt.Fprintf(m.stderr, "phalanx mesh: stopped member process %d at frame %d for %v\n", l.p.index, l.msg.Frame, fz.d)
+				}
 			case "cmds":
 				live := m.live()
 				for _, s := range l.msg.Submits {
@@ -309,13 +316,6 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 				}
 				for _, e := range l.msg.Execs {
 					m.lat.executed(l.p.index, e[0], e[1], e[2], live)
-				}
-				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
-					l.p.frozen = true
-					proc := l.p.cmd.Process
-					_ = proc.Signal(syscall.SIGSTOP)
-					time.AfterFunc(fz.d, func() { _ = proc.Signal(syscall.SIGCONT) })
-					fmt.Fprintf(m.stderr, "phalanx mesh: stopped member process %d at frame %d for %v\n", l.p.index, l.msg.Frame, fz.d)
 				}
 			case "result":
 				l.p.result = l.msg.Result

@@ -150,6 +150,7 @@ type Member struct {
 
 	mu      sync.Mutex
 	sess    *Session
+	tr      *Transport
 	ls      *lockstep.Session
 	rec     *recorder
 	status  Status
@@ -271,7 +272,7 @@ func (m *Member) play(ctx context.Context) error {
 		return err
 	}
 	m.mu.Lock()
-	m.sess, m.ls, m.rec = sess, ls, rec
+	m.sess, m.tr, m.ls, m.rec = sess, tr, ls, rec
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))
@@ -428,6 +429,19 @@ func (m *Member) Session() *Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.sess
+}
+
+// TransportStats returns the figures of the member's transport (see
+// Transport.Stats): what went over the wire, per member; zero before the
+// lobby has ended. After the member is done they are the final ones.
+func (m *Member) TransportStats() TransportStats {
+	m.mu.Lock()
+	tr := m.tr
+	m.mu.Unlock()
+	if tr == nil {
+		return TransportStats{}
+	}
+	return tr.Stats()
 }
 
 // Events returns the session's events so far (at most 1,024).

@@ -90,6 +90,9 @@ func TestMembersPushAndPullAgree(t *testing.T) {
 	if ast.Hash != pst.Hash || ast.Hash != world.Hash() {
 		t.Errorf("final hashes: push %016x, pull %016x, pull's world %016x", ast.Hash, pst.Hash, world.Hash())
 	}
+	if ts := push.TransportStats(); len(ts.Members) != 2 || ts.Members[1-ast.Slot].BytesSent == 0 {
+		t.Errorf("transport figures after the end: %+v", ts)
+	}
 	if input == 0 || ast.Stats.Core.Commands == 0 {
 		t.Errorf("input called %d times, %d commands stepped", input, ast.Stats.Core.Commands)
 	}

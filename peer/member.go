@@ -279,9 +279,13 @@ func (m *Member) play(ctx context.Context) error {
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	runErr := make(chan error, 1)
-	go func() { runErr <- ls.Run(runCtx) }()
-	err = m.drive(ctx, sess, runErr)
+	var runErr error
+	runDone := make(chan struct{})
+	go func() {
+		runErr = ls.Run(runCtx)
+		close(runDone)
+	}()
+	err = m.drive(ctx, sess, runDone)
 	if err == nil {
 		// Leave at an announced frame, so that the others need not wait
 		// out a timeout, and wait a little for their acknowledgements.
@@ -292,15 +296,25 @@ func (m *Member) play(ctx context.Context) error {
 		cancel()
 	}
 	stopRun()
-	if rerr := <-runErr; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
-		err = rerr
+	<-runDone
+	switch {
+	case errors.Is(err, errRunEnded):
+		err = runErr
+		if err == nil {
+			err = errors.New("peer: the session ended before its last frame")
+		}
+	case err == nil && runErr != nil && !errors.Is(runErr, context.Canceled):
+		err = runErr
 	}
 	return err
 }
 
+// errRunEnded tells play that the session's Run returned on its own.
+var errRunEnded = errors.New("peer: the session's run ended")
+
 // lobby finds the other members and agrees on the session with them.
 func (m *Member) lobby(ctx context.Context) (*Session, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, m.cfg.LobbyTimeout, fmt.Errorf("%w (%v)", ErrLobbyTimeout, m.cfg.LobbyTimeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, m.cfg.LobbyTimeout, ErrLobbyTimeout)
 	defer cancel()
 	others := m.cfg.Join
 	var err error
@@ -312,7 +326,7 @@ func (m *Member) lobby(ctx context.Context) (*Session, error) {
 		sess, err = Join(ctx, m.cfg.Host, m.cfg.Params, others)
 	}
 	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrLobbyTimeout) {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrLobbyTimeout) && !errors.Is(err, ErrLobbyTimeout) {
 			return nil, fmt.Errorf("lobby: %w: %v", cause, err)
 		}
 		return nil, fmt.Errorf("lobby: %w", err)
@@ -321,8 +335,9 @@ func (m *Member) lobby(ctx context.Context) (*Session, error) {
 }
 
 // drive feeds the Input hook at the frame clock's pace until the last frame
-// is stepped (nil), Close is called (nil), the session stops or ctx ends.
-func (m *Member) drive(ctx context.Context, sess *Session, runErr <-chan error) error {
+// is stepped (nil), Close is called (nil), the session's Run returns
+// (errRunEnded) or ctx ends.
+func (m *Member) drive(ctx context.Context, sess *Session, runDone <-chan struct{}) error {
 	var tick <-chan time.Time
 	if m.cfg.Input != nil {
 		t := time.NewTicker(sess.Frame() / 2)
@@ -337,11 +352,8 @@ func (m *Member) drive(ctx context.Context, sess *Session, runErr <-chan error) 
 			return nil
 		case <-m.stop:
 			return nil
-		case err := <-runErr:
-			if err == nil {
-				err = errors.New("peer: the session ended before its last frame")
-			}
-			return err
+		case <-runDone:
+			return errRunEnded
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick:

@@ -11,20 +11,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
-
-	libp2ppeer "github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/examples/rts/cursor"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
-	"github.com/phalanx-net/phalanx/lockstep/replay"
 	"github.com/phalanx-net/phalanx/peer"
 )
 
@@ -99,10 +94,8 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if !mesh && !mf.mdns && !mf.showAddr && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
-		for _, a := range mf.join { // before the host starts
-			if _, err := libp2ppeer.AddrInfoFromString(a); err != nil {
-				return fmt.Errorf("--join %q: %v; want /ip4/ADDR/udp/PORT/quic-v1/p2p/ID as another member's --show-addr prints it", a, err)
-			}
+		if _, err := peer.ParseAddrs(mf.join...); err != nil { // before the host starts
+			return fmt.Errorf("--join: %v; want /ip4/ADDR/udp/PORT/quic-v1/p2p/ID as another member's --show-addr prints it", err)
 		}
 		if mf.lobbyTimeout <= 0 {
 			return fmt.Errorf("--lobby-timeout %v: want more than 0", mf.lobbyTimeout)
@@ -196,7 +189,6 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	}
 
 	// The other members' addresses.
-	var others []libp2ppeer.AddrInfo
 	switch {
 	case mf.mesh:
 		line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
@@ -208,36 +200,12 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			return res, fmt.Errorf("unexpected message from phalanx mesh: %q", line)
 		}
 		mf.join = msg.Addrs
-	case mf.mdns:
-		if others, err = peer.DiscoverMDNS(ctx, host, "phalanx-"+mf.session, mf.peers-1); err != nil {
-			return res, err
-		}
 	}
-	for _, a := range mf.join {
-		ai, err := libp2ppeer.AddrInfoFromString(a)
-		if err != nil {
-			return res, fmt.Errorf("--join %q: %w", a, err)
-		}
-		others = append(others, *ai)
+	others, err := peer.ParseAddrs(mf.join...)
+	if err != nil {
+		return res, err
 	}
-
 	g0, err := newGame(mf.sim, mf.peers, mf.seed)
-	if err != nil {
-		return res, err
-	}
-	lobbyCtx, cancelLobby := context.WithTimeoutCause(ctx, mf.lobbyTimeout,
-		fmt.Errorf("gave up after --lobby-timeout %v: start the members missing, check the --join addresses, or raise --lobby-timeout", mf.lobbyTimeout))
-	sess, err := peer.Join(lobbyCtx, host, peer.SessionParams{
-		SessionID: mf.session, Members: mf.peers, FrameMillis: mf.frameMS,
-		Sim: mf.sim, SimVersion: g0.version,
-	}, others)
-	cancelLobby()
-	if err != nil {
-		return res, err
-	}
-	res.Slot = int(sess.Self)
-	// The game's seed is the one the members agreed on, so no member chose it.
-	g, err := newGame(mf.sim, mf.peers, sess.Seed.Uint64())
 	if err != nil {
 		return res, err
 	}
@@ -250,249 +218,239 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		defer f.Close()
 		tc.PacketLog = f
 	}
-	tr, err := peer.NewTransport(ctx, host, sess, tc)
-	if err != nil {
-		return res, err
-	}
-	defer tr.Close()
-
-	// --record: this member's replay, written as the session runs.
-	var rw *replay.Writer
-	if mf.record != "" {
-		if err := os.MkdirAll(mf.record, 0o755); err != nil {
-			return res, err
-		}
-		file, err := os.Create(filepath.Join(mf.record, fmt.Sprintf("member-%d.phx", sess.Self)))
+	run := &memberRun{mf: mf, res: res, stdout: stdout, batch: memberMsg{Type: "cmds"}}
+	// The game is built anew from the seed the members agreed on, so no
+	// member chose it.
+	game := func(s *peer.Session) *game {
+		g, err := newGame(mf.sim, mf.peers, s.Seed.Uint64())
 		if err != nil {
-			return res, err
+			panic(err) // the same game with another seed was built above
 		}
-		defer file.Close()
-		h := replay.Header{
-			Session: []byte(sess.ID), FrameLength: sess.Frame(), SimName: g.name, SimVersion: g.version,
-			SimConfig: g.config, Seed: sess.Seed, Self: sess.Self,
-		}
-		for _, id := range sess.Members {
-			h.Members = append(h.Members, id.String())
-		}
-		if rw, err = replay.NewWriter(file, h); err != nil {
-			return res, err
-		}
+		return g
 	}
-
-	origin := time.Now()
-	clock := func() time.Duration { return time.Since(origin) }
-	cc := (&mf.runFlags).coreConfig(profile)
-	cc.Members, cc.Self, cc.Session = mf.peers, sess.Self, sess.Tag()
-	cc.Start = sess.Start.Sub(origin)
-	cc.Logger = logger
-	frames := bucket.Frame(mf.frames)
-
-	var mu sync.Mutex
-	stepped := bucket.Frame(-1) // the newest frame of the run stepped, under mu
-	// The commands submitted and executed since the last progress line,
-	// streamed to phalanx mesh with it: bounded by the commands of one
-	// progress interval.
-	batch := memberMsg{Type: "cmds", Slot: int(sess.Self)}
-	submitted := int64(0)
-	// Cursors shared by dead reckoning, outside the lockstep agreement.
-	cursors := cursor.New(cursor.Config{Members: mf.peers, Self: int(sess.Self), Seed: sess.Seed.Uint64()})
-	sessionTime := func() time.Duration { return time.Since(sess.Start) }
-	finished := make(chan struct{})
-	var finishOnce sync.Once
-	sim := g.newSim(sess.Self)
-	s, err := lockstep.NewSession(lockstep.SessionConfig{
-		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: logger,
+	cfg := peer.MemberConfig{
+		Host: host,
+		Params: peer.SessionParams{
+			SessionID: mf.session, Members: mf.peers, FrameMillis: mf.frameMS,
+			Sim: mf.sim, SimVersion: g0.version, Frames: mf.frames,
+		},
+		Join:         others,
+		MDNS:         mf.mdns,
+		LobbyTimeout: mf.lobbyTimeout,
+		NewSim: func(s *peer.Session) lockstep.Simulation {
+			run.started(s, game(s))
+			return run.g.newSim(s.Self)
+		},
+		Input:     run.input,
+		Configure: func(c *lockstep.Config) { mf.runFlags.applyTo(c, profile) },
+		Transport: tc,
+		OnStep:    run.onStep,
+		OnEvent:   run.onEvent,
 		OnDatagram: func(from bucket.Slot, data []byte) {
-			mu.Lock()
-			defer mu.Unlock()
-			_ = cursors.Receive(sessionTime(), int(from), data) // a malformed update is dropped
+			run.mu.Lock()
+			defer run.mu.Unlock()
+			_ = run.cursors.Receive(run.sessionTime(), int(from), data) // a malformed update is dropped
 		},
-		OnStep: func(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation, hash uint64) {
-			now := time.Now().UnixNano()
-			mu.Lock()
-			defer mu.Unlock()
-			if f >= frames {
-				return
-			}
-			stepped = f
-			if rw != nil {
-				_ = rw.Record(lockstep.Bucket{Frame: f, Commands: cmds}, sim) // the writer keeps its error for Close
-			}
-			if mf.mesh {
-				for _, c := range cmds {
-					batch.Execs = append(batch.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
-				}
-			}
-			if f == frames-1 {
-				res.FinalHash, res.Completed = fmt.Sprintf("%016x", sim.Hash()), true
-				finishOnce.Do(func() { close(finished) })
-			}
-		},
-		OnEvent: func(e lockstep.Event) {
-			if e.Type == lockstep.EventStop {
-				mu.Lock()
-				res.Stopped = string(e.Reason)
-				mu.Unlock()
-			}
-			if (e.Type == lockstep.EventLeave && e.LastFrame >= frames-1) || e.Frame > frames {
-				return // members leaving after the last frame: the end of the run
-			}
-			ev := event{Observer: int(sess.Self), Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
-			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
-				last := int64(e.LastFrame)
-				ev.LastFrame = &last
-			}
-			mu.Lock()
-			res.Events = append(res.Events, ev)
-			if c, ok := replay.ChangeOf(e); ok && rw != nil {
-				rw.Membership(c)
-			}
-			mu.Unlock()
-		},
-	})
+		Logger: logger,
+	}
+	if mf.record != "" {
+		cfg.Record = &peer.Recording{Dir: mf.record, SimConfig: func(s *peer.Session) []byte { return game(s).config }}
+	}
+	m, err := peer.Start(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	runErr := make(chan error, 1)
-	go func() { runErr <- s.Run(runCtx) }()
+	run.m = m
+	run.drive(ctx)
+	st, err := m.Wait()
+	if errors.Is(err, peer.ErrLobbyTimeout) {
+		err = fmt.Errorf("gave up after --lobby-timeout %v: %w; start the members missing, check the --join addresses, or raise --lobby-timeout", mf.lobbyTimeout, err)
+	}
+	return run.finish(st), err
+}
 
-	// Issue this member's commands at the frames of the wall clock, and
-	// report progress.
-	frameLen := time.Duration(mf.frameMS) * time.Millisecond
-	tick := time.NewTicker(frameLen / 2)
+// memberRun is one member of phalanx peer or phalanx mesh once it has
+// started: its game, its cursors and what it reports.
+type memberRun struct {
+	mf     *memberFlags
+	m      *peer.Member
+	res    *memberResult
+	stdout io.Writer
+
+	mu      sync.Mutex // guards everything below, used from the member's goroutines
+	sess    *peer.Session
+	g       *game
+	cursors *cursor.Share
+	// batch holds the commands submitted and executed since the last
+	// progress line, streamed to phalanx mesh with it: bounded by the
+	// commands of one progress interval.
+	batch     memberMsg
+	submitted int64
+	cpuStart  float64
+	from      time.Time
+}
+
+// started sets up the run once the lobby has agreed on the session.
+func (r *memberRun) started(s *peer.Session, g *game) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sess, r.g = s, g
+	r.res.Slot = int(s.Self)
+	r.batch.Slot = int(s.Self)
+	r.cursors = cursor.New(cursor.Config{Members: r.mf.peers, Self: int(s.Self), Seed: s.Seed.Uint64()})
+	r.cpuStart, r.from = cpuSeconds(), time.Now()
+}
+
+func (r *memberRun) sessionTime() time.Duration { return time.Since(r.sess.Start) }
+
+// input returns this member's commands of a frame, noting when they were
+// submitted for phalanx mesh.
+func (r *memberRun) input(f bucket.Frame) [][]byte {
+	cmds := r.g.commands(r.sess.Self, f)
+	if r.mf.mesh {
+		now := time.Now().UnixNano()
+		r.mu.Lock()
+		for range cmds {
+			r.batch.Submits = append(r.batch.Submits, [2]int64{r.submitted, now})
+			r.submitted++
+		}
+		r.mu.Unlock()
+	}
+	return cmds
+}
+
+// onStep notes the commands executed, for phalanx mesh, and at the last
+// frame the member's own memory reading.
+func (r *memberRun) onStep(f bucket.Frame, cmds []bucket.Command, _ uint64) {
+	if r.mf.mesh {
+		now := time.Now().UnixNano()
+		r.mu.Lock()
+		for _, c := range cmds {
+			r.batch.Execs = append(r.batch.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+		}
+		r.mu.Unlock()
+		if f == bucket.Frame(r.mf.frames)-1 {
+			// Measured while the session is still open.
+			rss, cpu, err := procUsage(os.Getpid())
+			heap := liveHeapKB()
+			r.mu.Lock()
+			if err == nil {
+				r.res.EndRSSMB, r.res.EndCPUS = rss, cpu
+			}
+			r.res.EndHeapKB = heap
+			r.mu.Unlock()
+		}
+	}
+}
+
+// onEvent keeps the session's events for the report.
+func (r *memberRun) onEvent(e lockstep.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.Type == lockstep.EventStop {
+		r.res.Stopped = string(e.Reason)
+	}
+	ev := event{Observer: r.res.Slot, Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
+	if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
+		last := int64(e.LastFrame)
+		ev.LastFrame = &last
+	}
+	r.res.Events = append(r.res.Events, ev)
+}
+
+// drive shares the cursors and, for phalanx mesh, reports progress every
+// half second, until the member is done.
+func (r *memberRun) drive(ctx context.Context) {
+	tick := time.NewTicker(time.Duration(r.mf.frameMS) * time.Millisecond / 2)
 	defer tick.Stop()
-	next := bucket.Frame(0)
-	lastProgress := time.Time{}
-	measureFrom := time.Now()
 	var (
+		lastProgress     time.Time
 		playing          bool
 		playFrom         time.Time
 		upFrom, downFrom int64
 	)
-	cpuAtStart := cpuSeconds()
-	var runErrV error
-loop:
 	for {
 		select {
-		case <-finished:
-			break loop
-		case runErrV = <-runErr:
-			break loop
+		case <-r.m.Done():
+			r.flushCmds()
+			return
 		case <-ctx.Done():
-			runErrV = ctx.Err()
-			break loop
+			closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = r.m.Close(closeCtx)
+			cancel()
+			return
 		case <-tick.C:
 		}
-		pos := time.Until(sess.Start)
-		cur := bucket.Frame(-1)
-		if pos <= 0 {
-			cur = bucket.Frame(-pos / frameLen)
+		if r.m.Phase() != peer.PhasePlaying {
+			continue
 		}
-		if cur >= 0 {
-			mu.Lock()
-			cursors.Tick(sessionTime(), func(u []byte) { _ = s.Broadcast(u) })
-			mu.Unlock()
+		r.mu.Lock()
+		pos := r.sessionTime()
+		if pos >= 0 {
+			r.cursors.Tick(pos, func(u []byte) { _ = r.m.Broadcast(u) })
 		}
-		for ; next <= cur && next < frames; next++ {
-			for _, c := range g.commands(sess.Self, next) {
-				if err := s.Submit(c); err != nil {
-					break
-				}
-				if mf.mesh {
-					mu.Lock()
-					batch.Submits = append(batch.Submits, [2]int64{submitted, time.Now().UnixNano()})
-					mu.Unlock()
-				}
-				submitted++
-			}
+		r.mu.Unlock()
+		if !r.mf.mesh || time.Since(lastProgress) < 500*time.Millisecond {
+			continue
 		}
-		if mf.mesh && time.Since(lastProgress) >= 500*time.Millisecond {
-			lastProgress = time.Now()
-			st := s.Stats()
-			up, down, _ := wireBytes(tr)
-			// Rates of the play itself: from frame 0 on, not the lobby's and
-			// the handshakes' bytes before it.
-			if !playing && pos <= 0 {
-				playing, playFrom, upFrom, downFrom = true, time.Now(), up, down
-			}
-			secs := max(time.Since(playFrom).Seconds(), 1e-3)
-			up, down = up-upFrom, down-downFrom
-			if !playing {
-				up, down = 0, 0
-			}
-			var rtt time.Duration
-			for _, p := range st.Peers {
-				rtt = max(rtt, p.RTT)
-			}
-			b, _ := json.Marshal(memberMsg{Type: "progress", Slot: int(sess.Self), Frame: int64(st.Stepped),
-				RTTms: float64(rtt) / 1e6, Delay: st.Core.Delay, Stalls: st.Core.Stalls,
-				UpBps: float64(up) / secs, DownBps: float64(down) / secs})
-			fmt.Fprintln(stdout, string(b))
-			flushCmds(stdout, &mu, &batch)
+		lastProgress = time.Now()
+		st := r.m.Status()
+		up, down, _ := wireBytes(r.m.TransportStats())
+		// Rates of the play itself: from frame 0 on, not the lobby's and
+		// the handshakes' bytes before it.
+		if !playing && pos >= 0 {
+			playing, playFrom, upFrom, downFrom = true, time.Now(), up, down
 		}
+		secs := max(time.Since(playFrom).Seconds(), 1e-3)
+		up, down = up-upFrom, down-downFrom
+		if !playing {
+			up, down = 0, 0
+		}
+		var rtt time.Duration
+		for _, p := range st.Stats.Peers {
+			rtt = max(rtt, p.RTT)
+		}
+		b, _ := json.Marshal(memberMsg{Type: "progress", Slot: st.Slot, Frame: int64(st.Frame),
+			RTTms: float64(rtt) / 1e6, Delay: st.Stats.Core.Delay, Stalls: st.Stats.Core.Stalls,
+			UpBps: float64(up) / secs, DownBps: float64(down) / secs})
+		fmt.Fprintln(r.stdout, string(b))
+		r.flushCmds()
 	}
-	res.Seconds = time.Since(measureFrom).Seconds()
-	if mf.mesh {
-		flushCmds(stdout, &mu, &batch)
-		if rss, cpu, err := procUsage(os.Getpid()); err == nil {
-			res.EndRSSMB, res.EndCPUS = rss, cpu
-		}
-		res.EndHeapKB = liveHeapKB()
+}
+
+// finish fills the report from the member's final status.
+func (r *memberRun) finish(st peer.Status) *memberResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := r.res
+	if r.sess == nil {
+		return res // it never played
 	}
-	mu.Lock()
-	res.Reckon = cursors.Metrics(sessionTime())
-	mu.Unlock()
-	res.CPUSeconds = cpuSeconds() - cpuAtStart
-	if rw != nil {
-		mu.Lock()
-		reason, last := replay.EndCompleted, frames-1
-		hash, _ := strconv.ParseUint(res.FinalHash, 16, 64)
-		if !res.Completed {
-			reason, last, hash = replay.EndClosedEarly, bucket.Frame(rw.Frames()-1), sim.Hash()
-		}
-		if err := rw.Close(last, hash, reason); err != nil {
-			res.Error = "recording: " + err.Error()
-		}
-		mu.Unlock()
+	res.Seconds = time.Since(r.from).Seconds()
+	res.CPUSeconds = cpuSeconds() - r.cpuStart
+	res.Reckon = r.cursors.Metrics(r.sessionTime())
+	res.Completed, res.Stepped = st.Completed, int64(st.Frame)
+	if st.Frame >= 0 {
+		res.FinalHash = fmt.Sprintf("%016x", st.Hash)
 	}
-	st := s.Stats()
-	mu.Lock()
-	// Not st.Stepped: the session updates its counters after OnStep, so
-	// they may lag behind the frame that ended the run.
-	res.Stepped = int64(stepped)
-	mu.Unlock()
-	res.Stalls, res.Delay = st.Core.Stalls, st.Core.Delay
-	res.BytesUp, res.BytesDown, res.Packets = wireBytes(tr)
-	res.OneWay = oneWaySample(tr)
-	if runErrV == nil {
-		// Leave at an announced frame, so the others need not wait for a
-		// timeout; give them a few seconds to acknowledge.
-		closeCtx, cancelClose := context.WithTimeout(ctx, 5*time.Second)
-		if err := s.Close(closeCtx); err != nil {
-			stopRun()
-		}
-		cancelClose()
-		return res, nil
-	}
-	if errors.Is(runErrV, context.Canceled) {
-		runErrV = errors.New("interrupted")
-	}
-	return res, runErrV
+	res.Stalls, res.Delay = st.Stats.Core.Stalls, st.Stats.Core.Delay
+	ts := r.m.TransportStats()
+	res.BytesUp, res.BytesDown, res.Packets = wireBytes(ts)
+	res.OneWay = oneWaySample(ts)
+	return res
 }
 
 // flushCmds prints the batch of submitted and executed commands, if any,
 // for phalanx mesh, and empties it.
-func flushCmds(stdout io.Writer, mu *sync.Mutex, batch *memberMsg) {
-	mu.Lock()
-	defer mu.Unlock()
-	if len(batch.Submits)+len(batch.Execs) == 0 {
+func (r *memberRun) flushCmds() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.batch.Submits)+len(r.batch.Execs) == 0 {
 		return
 	}
-	b, _ := json.Marshal(batch)
-	fmt.Fprintln(stdout, string(b))
-	batch.Submits, batch.Execs = batch.Submits[:0], batch.Execs[:0]
+	b, _ := json.Marshal(r.batch)
+	fmt.Fprintln(r.stdout, string(b))
+	r.batch.Submits, r.batch.Execs = r.batch.Submits[:0], r.batch.Execs[:0]
 }
 
 // transportMode returns the peer transport mode of a --transport value
@@ -511,8 +469,7 @@ const udpHeader = 28
 // wireBytes returns the bytes this member sent and received on the wire
 // (every UDP payload, QUIC's own packets included, plus 28 bytes of IPv4
 // and UDP header each) and the packets it sent.
-func wireBytes(tr *peer.Transport) (up, down, packets int64) {
-	st := tr.Stats()
+func wireBytes(st peer.TransportStats) (up, down, packets int64) {
 	if im := st.Impairment; im != nil {
 		up = int64(im.Bytes + udpHeader*im.Written)
 		down = int64(im.ReadBytes + udpHeader*im.Read)
@@ -524,8 +481,7 @@ func wireBytes(tr *peer.Transport) (up, down, packets int64) {
 // oneWaySample returns, in milliseconds, the delays the network applied to
 // a sample of this member's packets: the floor any lockstep scheme is bound
 // by.
-func oneWaySample(tr *peer.Transport) []float64 {
-	st := tr.Stats()
+func oneWaySample(st peer.TransportStats) []float64 {
 	if st.Impairment == nil {
 		return nil
 	}

@@ -141,6 +141,16 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 	return cfg
 }
 
+// applyTo sets the policy, budget and timeouts of the flags on c, a
+// member's core configuration, leaving what the lobby agreed (members,
+// slot, session tag, start, frame length, initial delay) as it is.
+func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
+	own := f.coreConfig(p)
+	own.Members, own.Self, own.Session, own.Start, own.Frame, own.InitialDelay = c.Members, c.Self, c.Session, c.Start, c.Frame, c.InitialDelay
+	own.Logger = c.Logger
+	*c = own
+}
+
 // streamDropTimeout is how long members over the stream transport wait for
 // a silent member before dropping it.
 const streamDropTimeout = time.Minute

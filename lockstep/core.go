@@ -23,14 +23,16 @@ type Bucket struct {
 }
 
 // Ready is one batch of work for the caller, returned by Core.Ready. Its
-// slices and the bytes they reference are owned by the core and valid only
-// until the next call of any Core method.
+// slices and the bytes they reference are owned by the core and valid
+// until the next call of Ready, Receive, Submit or Leave: Stepped may be
+// called while they are in use.
 //
 // The caller must:
 //  1. send every Datagram (order among them does not matter; losing some is
 //     fine, the protocol repeats what is not acknowledged);
 //  2. step every Bucket in order, before stepping the buckets of any later
-//     Ready;
+//     Ready, and report the state hash after each with Core.Stepped, in
+//     order (StepBucket does both): desync detection compares these;
 //  3. handle the Events;
 //  4. call Ready again no later than Deadline, or as soon as Submit or
 //     Receive was called.

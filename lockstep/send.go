@@ -15,7 +15,8 @@ const checkpointSends = 3
 const maxBurstDatagrams = 8
 
 // interval is the gap between repeats to r: about a third of the round trip
-// (the anet seed), within the configured bounds.
+// (the adaptive send interval of docs/references.md), within the configured
+// bounds.
 func (c *Core) interval(r *remote) time.Duration {
 	i := c.cfg.MinInterval
 	if r.rttN > 0 {

@@ -692,7 +692,7 @@ func (t *Transport) Close() error {
 }
 
 // monitor flushes the packet log and warns when nothing has arrived from
-// any member for the silence limit (the anet seed's "DT" warning: a quiet
+// any member for the silence limit (the adaptive send interval article's "DT" warning: a quiet
 // network is a sign of trouble in the game or the network).
 func (t *Transport) monitor(limit time.Duration) func() {
 	if limit == 0 {

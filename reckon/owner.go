@@ -24,7 +24,7 @@ const (
 
 // DefaultStagger returns the send offsets after a change that an
 // [OwnerConfig] without Stagger uses: 0, +100 ms and +300 ms (the RakNet
-// seed's staggered unreliable sends).
+// article's staggered unreliable sends, docs/references.md).
 func DefaultStagger() []time.Duration {
 	return []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}
 }

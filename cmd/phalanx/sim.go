@@ -15,8 +15,8 @@ import (
 	"github.com/phalanx-net/phalanx/peer/netsim"
 )
 
-// runFlags are the flags phalanx sim and phalanx mesh share (DESIGN.md,
-// "Command line contract").
+// runFlags are the flags phalanx sim and phalanx mesh share: the command
+// line's contract (README.md, docs/architecture.md).
 type runFlags struct {
 	peers   int
 	frames  int

@@ -101,8 +101,13 @@ func (r *memberRun) onEvent(e lockstep.Event) {
 		last := int64(e.LastFrame)
 		ev.LastFrame = &last
 	}
-	r.res.Events = append(r.res.Events, ev)
+	if len(r.res.Events) < maxReportEvents {
+		r.res.Events = append(r.res.Events, ev)
+	}
 }
+
+// maxReportEvents bounds the events a member reports: the first ones.
+const maxReportEvents = 1024
 
 // drive shares the cursors and, for phalanx mesh, reports progress every
 // half second, until the member is done.

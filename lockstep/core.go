@@ -3,6 +3,7 @@ package lockstep
 import (
 	"errors"
 	"fmt"
+	"hash"
 	"math/bits"
 	"time"
 
@@ -103,6 +104,10 @@ type Core struct {
 	desynced      bool
 	desyncAt      time.Duration
 
+	// Signed streams (sign.go): per member, its chain and statements.
+	chains []chainState
+	hasher hash.Hash
+
 	// Scratch reused across calls, so steady-state work allocates nothing.
 	pkt            wire.Packet
 	wireCmds       []wire.Command
@@ -112,6 +117,7 @@ type Core struct {
 	detailSections []uint64
 	out            Ready
 	arena          []byte
+	msgBuf         []byte
 	cmdBuf         []bucket.Command
 	bucketAt       []int
 }
@@ -166,6 +172,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		c.hist[i].frame = -1
 	}
 	c.checkpoint.Frame = -1
+	c.chains = make([]chainState, cfg.Members)
 	c.stats.Delay, c.stats.Lead = c.delayFrames()
 	return c, nil
 }
@@ -221,6 +228,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 		Frame:   frame,
 		Payload: append([]byte(nil), payload...),
 	})
+	c.extendChain(now, c.self)
 	for _, r := range c.peers {
 		if r != nil && !r.urgent {
 			r.urgent, r.urgentAt = true, now
@@ -376,6 +384,13 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		return
 	}
 	s.Promise(p.Seal, next)
+	c.extendChain(now, from)
+	if p.HasStatement {
+		c.onStatement(now, from, from, p.Statement)
+		if !c.live(from) {
+			return
+		}
+	}
 
 	if p.HasLeave {
 		c.onLeave(now, r, p.LeaveFrame)

@@ -210,6 +210,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		return
 	}
 	s.Promise(rl.Seal, rl.First+n)
+	c.signedRelay(now, r.slot, rl)
 }
 
 // countFrames counts the commands of member m that entered its stream's
@@ -346,6 +347,12 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 		cmds := s.Since(first)
 		rel := wire.Relay{Member: m, First: first, Seal: seal, Commands: p.Relay.Commands[:0]}
 		budget := c.cfg.MaxDatagramSize - p.Length() - 32
+		// The member's newest statement we verified goes with its commands,
+		// so the receiver can check what we forward (sign.go).
+		if st, ok := c.ProvenStatement(m); ok && c.cfg.Verifier != nil {
+			rel.HasStatement, rel.Statement = true, st
+			budget -= wire.StatementLength(st)
+		}
 		for i, bc := range cmds {
 			need := wire.CommandLength(bc.Frame, wire.Command{Frame: bc.Frame, Payload: bc.Payload}) + 10
 			if budget < need {

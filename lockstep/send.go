@@ -118,6 +118,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		c.waits.Add(now - r.urgentAt)
 	}
 	cmds := own.Since(r.acked)
+	stmt, signed := c.ownStatement()
 	for range maxBurstDatagrams {
 		p := &c.pkt
 		*p = wire.Packet{
@@ -155,6 +156,11 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		for _, bc := range cmds[:take] {
 			p.Commands = append(p.Commands, wire.Command{Frame: bc.Frame, Payload: bc.Payload})
 		}
+		// Our statement goes with our commands, and once to each member
+		// whenever it is new (sign.go).
+		if signed && (len(p.Commands) > 0 || !r.stmtSent || r.stmtCount != stmt.Count || r.stmtSeal != stmt.Seal) {
+			p.HasStatement, p.Statement = true, stmt
+		}
 		c.wireCmds = p.Commands[:0]
 		c.views = p.Membership.Views[:0]
 		c.detailFrames, c.detailSections = p.Detail.Frames[:0], p.Detail.Sections[:0]
@@ -191,6 +197,9 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		}
 		if left := c.leaveAt[r.slot]; left != bucket.NoFrame && p.AckSeal >= left {
 			r.leaveAcks++
+		}
+		if p.HasStatement {
+			r.stmtSent, r.stmtCount, r.stmtSeal = true, stmt.Count, stmt.Seal
 		}
 		p.Number = r.recordSend(now)
 		if p.HasLeave && !r.leaveSent {

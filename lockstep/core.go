@@ -87,6 +87,7 @@ type Core struct {
 	ownCount    int          // commands and payload bytes we stamped on it
 	ownBytes    int
 	leaveAt     []bucket.Frame // per member: its announced last frame, or NoFrame
+	overfull    []bucket.Frame // per member: the first frame its commands overfilled (countFrames), or NoFrame
 	leaving     bool
 	leaveFrame  bucket.Frame
 	leaveAtTime time.Duration
@@ -164,8 +165,10 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	c.reasons = make([]Reason, cfg.Members)
 	c.details = make([]string, cfg.Members)
 	c.leaveAt = make([]bucket.Frame, cfg.Members)
+	c.overfull = make([]bucket.Frame, cfg.Members)
 	for i := range c.leaveAt {
 		c.leaveAt[i] = bucket.NoFrame
+		c.overfull[i] = bucket.NoFrame
 	}
 	c.hist = make([]frameRecord, cfg.HashHistory)
 	for i := range c.hist {

@@ -225,6 +225,7 @@ func (c *Core) countFrames(m bucket.Slot, from uint32) string {
 		r.countN++
 		r.countBytes += len(cmd.Payload)
 		if r.countN > c.cfg.MaxFrameCommands || r.countBytes > c.cfg.MaxFrameBytes {
+			c.overfull[m] = min(c.overfull[m], cmd.Frame)
 			return fmt.Sprintf("more than %d commands or %d bytes on frame %d", c.cfg.MaxFrameCommands, c.cfg.MaxFrameBytes, cmd.Frame)
 		}
 	}
@@ -235,11 +236,17 @@ func (c *Core) countFrames(m bucket.Slot, from uint32) string {
 // frame when it announced one. A member that holds m's seal past its leave
 // frame heard the leave (every datagram after the leave carries it), so with
 // the cap no report passes the leave frame, and members that missed the
-// leave agree with those that heard it.
+// leave agree with those that heard it. It is capped too below the first
+// frame m's commands overfilled: every member that holds that frame finds
+// the same one, and none relays it (relayTo), so no honest forwarder
+// passes on commands past the limits.
 func (c *Core) holds(m bucket.Slot) bucket.Frame {
 	seal := c.table.Stream(m).Seal()
 	if left := c.leaveAt[m]; left != bucket.NoFrame {
 		seal = min(seal, left)
+	}
+	if of := c.overfull[m]; of != bucket.NoFrame {
+		seal = min(seal, of-1)
 	}
 	return seal
 }
@@ -354,6 +361,9 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 			budget -= wire.StatementLength(st)
 		}
 		for i, bc := range cmds {
+			if bc.Frame >= c.overfull[m] {
+				break // past the limits: never relayed (holds)
+			}
 			need := wire.CommandLength(bc.Frame, wire.Command{Frame: bc.Frame, Payload: bc.Payload}) + 10
 			if budget < need {
 				rel.Seal = min(seal, cmds[i].Frame-1)

@@ -124,7 +124,7 @@ type pendingStatement struct {
 type chainState struct {
 	count  uint32 // commands hashed: the stream's prefix up to count
 	hash   Chain
-	broken bool // commands were trimmed before they were hashed
+	broken bool // commands were trimmed before they were hashed, or the member's own statement failed
 	ring   [chainRing]chainPoint
 	// proven is the newest statement verified over what we hold, which
 	// we forward with relays of its commands (ours: the newest we signed).
@@ -246,6 +246,9 @@ func (c *Core) checkStatement(now time.Duration, m, from bucket.Slot, st wire.St
 	}
 	c.stats.StatementsFailed++
 	if from == m {
+		// What we hold of m is not what it signed: no later statement of
+		// it can hold over our chain, and no forwarder is to blame for it.
+		cs.broken, cs.pending = true, nil
 		c.violation(now, m, "signature", fmt.Sprintf("its statement (seal %d, %d commands) does not match the commands it sent", st.Seal, st.Count))
 		return
 	}

@@ -21,8 +21,14 @@ type Config struct {
 	Seed    uint64         // seeds the network and the submit times
 	Profile netsim.Profile // network conditions on every path
 	// Core is the template of every member's core configuration; Members,
-	// Self, Session and Start are filled in by the harness.
+	// Self, Session and Start are filled in by the harness. Unless the
+	// template sets a Signer or Verifier, or Unsigned is set, every member
+	// signs its stream with an Ed25519 key derived from Seed
+	// (lockstep.Ed25519Keys) and checks the others'.
 	Core lockstep.Config
+	// Unsigned turns the default signing off: members sign and check
+	// nothing, as cores without a Signer and Verifier.
+	Unsigned bool
 	// Configure, when set, alters member slot's core configuration after
 	// the harness filled it in: a test's hostile member may run with other
 	// limits than the rest.
@@ -273,10 +279,15 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Transport == TransportStream {
 		h.streams = newStreamNet(cfg.Members, cfg.Profile, root)
 	}
+	sign := !cfg.Unsigned && cfg.Core.Signer == nil && cfg.Core.Verifier == nil
+	signers, verifier := lockstep.Ed25519Keys(cfg.Members, cfg.Seed)
 	for i := range cfg.Members {
 		slot := bucket.Slot(i)
 		cc := cfg.Core
 		cc.Members, cc.Self, cc.Session, cc.Start = cfg.Members, slot, uint16(cfg.Seed), 0
+		if sign {
+			cc.Signer, cc.Verifier = signers[i], verifier
+		}
 		if cfg.Configure != nil {
 			cfg.Configure(slot, &cc)
 		}

@@ -38,7 +38,7 @@ const (
 	DefaultDropTimeout    = 5 * time.Second
 	DefaultHashInterval   = 10
 	DefaultHashHistory    = 2048
-	DefaultSignInterval   = 10
+	DefaultSignInterval   = 100
 	// Per member and frame: at most this many commands, of at most this
 	// many payload bytes in all. Within the default window of 1200 frames a
 	// member therefore holds at most 1200 × 8 KiB ≈ 9.4 MiB of payload of

@@ -32,7 +32,8 @@ type remote struct {
 	stmtSent  bool          // our statement of stmtCount commands and seal stmtSeal went out to it (sign.go)
 	stmtCount uint32
 	stmtSeal  bucket.Frame
-	urgent    bool // a command or a seal change waits to go out
+	stmtAt    time.Duration // when it last went out to it
+	urgent    bool          // a command or a seal change waits to go out
 	urgentAt  time.Duration
 
 	// Receiving from it.

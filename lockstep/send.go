@@ -156,9 +156,12 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		for _, bc := range cmds[:take] {
 			p.Commands = append(p.Commands, wire.Command{Frame: bc.Frame, Payload: bc.Payload})
 		}
-		// Our statement goes with our commands, and once to each member
-		// whenever it is new (sign.go).
-		if signed && (len(p.Commands) > 0 || !r.stmtSent || r.stmtCount != stmt.Count || r.stmtSeal != stmt.Seal) {
+		// A new statement goes once to each member, with the next datagram;
+		// datagrams that repeat our commands carry it again once a repeat
+		// interval passed unacknowledged (not in the quick copy): its
+		// first datagram may have been lost (sign.go).
+		if signed && (!r.stmtSent || r.stmtCount != stmt.Count || r.stmtSeal != stmt.Seal ||
+			len(p.Commands) > 0 && now-r.stmtAt >= c.interval(r)) {
 			p.HasStatement, p.Statement = true, stmt
 		}
 		c.wireCmds = p.Commands[:0]
@@ -199,7 +202,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			r.leaveAcks++
 		}
 		if p.HasStatement {
-			r.stmtSent, r.stmtCount, r.stmtSeal = true, stmt.Count, stmt.Seal
+			r.stmtSent, r.stmtCount, r.stmtSeal, r.stmtAt = true, stmt.Count, stmt.Seal, now
 		}
 		p.Number = r.recordSend(now)
 		if p.HasLeave && !r.leaveSent {

@@ -244,14 +244,14 @@ type report struct {
 		Up   float64 `json:"up"`
 		Down float64 `json:"down"`
 	} `json:"bytes_per_peer_per_s"`
-	Datagrams   float64 `json:"datagrams_per_peer_per_s"`
+	Datagrams float64 `json:"datagrams_per_peer_per_s"`
 	// Statements are the signed-stream work per member and second: its
 	// statements signed and the others' checked (none with --unsigned).
 	Statements struct {
 		Signed   float64 `json:"signed"`
 		Verified float64 `json:"verified"`
 	} `json:"statements_per_peer_per_s"`
-	DelayFrames []int   `json:"delay_frames"`
+	DelayFrames []int `json:"delay_frames"`
 	// LeadMS and LateMS are each member's adaptive lead and the lateness
 	// it sizes it from (lockstep.Stats.Lead and Lag), at the end of a
 	// virtual run.

@@ -41,7 +41,7 @@ func newPipe(tb testing.TB, members, cmdEvery int, signed bool) *pipe {
 		deadline: make([]time.Duration, members),
 		kick:     make([]bool, members),
 	}
-	signers, verifier := lockstep.Ed25519Keys(members, 1)
+	signers, verifier := lockstep.Ed25519Keys(members, []byte("bench"))
 	for i := range members {
 		cfg := memberConfig(members, bucket.Slot(i))
 		if signed {

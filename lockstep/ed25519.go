@@ -2,6 +2,7 @@ package lockstep
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 
 	"github.com/phalanx-net/phalanx/bucket"
 )
@@ -31,19 +32,21 @@ func (v Ed25519Verifier) Verify(member bucket.Slot, msg, sig []byte) bool {
 }
 
 // Ed25519Keys derives one Ed25519 key pair per member from seed,
-// deterministically, for tests and simulations: member i's key is
-// ed25519.NewKeyFromSeed of the seed's eight little-endian bytes, the
-// slot, and zeros. Never use these keys to protect anything.
-func Ed25519Keys(members int, seed uint64) ([]Ed25519Signer, Ed25519Verifier) {
+// deterministically, for simulations and tests: member i's key is
+// ed25519.NewKeyFromSeed of SHA-256("phalanx-simulated-key", seed, i as
+// one byte). Whoever knows the seed knows every key: such signatures prove
+// nothing against the holder of the seed. The virtual harness derives its
+// members' keys from the session's seed (rng.SeedFromUint64 of its Seed),
+// so a replay of a simulated session can be checked from its header.
+func Ed25519Keys(members int, seed []byte) ([]Ed25519Signer, Ed25519Verifier) {
 	signers := make([]Ed25519Signer, members)
 	verifier := make(Ed25519Verifier, members)
 	for i := range members {
-		var s [ed25519.SeedSize]byte
-		for j := range 8 {
-			s[j] = byte(seed >> (8 * j))
-		}
-		s[8] = byte(i)
-		key := ed25519.NewKeyFromSeed(s[:])
+		h := sha256.New()
+		h.Write([]byte("phalanx-simulated-key"))
+		h.Write(seed)
+		h.Write([]byte{byte(i)})
+		key := ed25519.NewKeyFromSeed(h.Sum(nil))
 		signers[i] = Ed25519Signer{Key: key}
 		verifier[i] = key.Public().(ed25519.PublicKey)
 	}

@@ -11,7 +11,7 @@ import (
 // 32-byte command added to a chain.
 
 func BenchmarkStatementSign(b *testing.B) {
-	signers, _ := lockstep.Ed25519Keys(1, 1)
+	signers, _ := lockstep.Ed25519Keys(1, []byte("bench"))
 	msg := lockstep.AppendStatementMessage(nil, 1, 0, 100, 50, lockstep.Chain{1})
 	b.ReportAllocs()
 	for b.Loop() {
@@ -22,7 +22,7 @@ func BenchmarkStatementSign(b *testing.B) {
 }
 
 func BenchmarkStatementVerify(b *testing.B) {
-	signers, verifier := lockstep.Ed25519Keys(1, 1)
+	signers, verifier := lockstep.Ed25519Keys(1, []byte("bench"))
 	msg := lockstep.AppendStatementMessage(nil, 1, 0, 100, 50, lockstep.Chain{1})
 	sig, _ := signers[0].Sign(msg)
 	b.ReportAllocs()

@@ -16,7 +16,7 @@ import (
 // signed returns a tweak that gives each member its seeded Ed25519 key
 // and every member's public key.
 func signed(members int) func(*lockstep.Config) {
-	signers, verifier := lockstep.Ed25519Keys(members, 42)
+	signers, verifier := lockstep.Ed25519Keys(members, []byte("test"))
 	return func(cfg *lockstep.Config) {
 		cfg.Signer, cfg.Verifier = signers[cfg.Self], verifier
 	}
@@ -161,7 +161,7 @@ func TestStatementMessage(t *testing.T) {
 	if len(msg) != lockstep.StatementMessageSize || string(msg[:8]) != "PHXSTMT1" || msg[8] != 0x02 || msg[9] != 0x01 || msg[10] != 3 {
 		t.Fatalf("message % x", msg)
 	}
-	signers, verifier := lockstep.Ed25519Keys(2, 1)
+	signers, verifier := lockstep.Ed25519Keys(2, []byte("test"))
 	sig, _ := signers[1].Sign(msg)
 	if len(sig) != ed25519.SignatureSize || !verifier.Verify(1, msg, sig) || verifier.Verify(0, msg, sig) || verifier.Verify(7, msg, sig) {
 		t.Fatal("signature does not verify for its member only")

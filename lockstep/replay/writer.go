@@ -281,6 +281,30 @@ func (w *Writer) Membership(c Change) error {
 	return nil
 }
 
+// Statement records a member's signed statement after the last frame
+// recorded. The signature is copied.
+func (w *Writer) Statement(s Statement) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	switch {
+	case int(s.Member) >= len(w.expect):
+		return w.invalid("statement of slot %d with %d members", s.Member, len(w.expect))
+	case s.Seal < -1 || s.Seal >= maxFrame-1:
+		return w.invalid("statement with seal %d", s.Seal)
+	case len(s.Signature) > maxSignature:
+		return w.invalid("statement signature of %d bytes, limit %d", len(s.Signature), maxSignature)
+	}
+	w.begin()
+	w.payload = append(w.payload, recStatement)
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Member))
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Tag))
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Seal+1))
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Count))
+	w.payload = appendBytes(w.payload, s.Signature)
+	return nil
+}
+
 // Flush writes everything recorded so far as one chunk, if anything is
 // pending. A session calls it once a turn.
 func (w *Writer) Flush() error {

@@ -32,14 +32,24 @@ type Bucket struct {
 //     fine, the protocol repeats what is not acknowledged);
 //  2. step every Bucket in order, before stepping the buckets of any later
 //     Ready;
-//  3. handle the Events;
+//  3. handle the Events (and record the Statements, if it records);
 //  4. call Ready again no later than Deadline, or as soon as Submit or
 //     Receive was called.
 type Ready struct {
 	Datagrams []Datagram
 	Buckets   []Bucket
 	Events    []Event
-	Deadline  time.Duration
+	// Statements are the statements the core newly holds since the last
+	// Ready: others' it verified over their commands, and its own it
+	// signed (see Config.Signer). A replay records them as evidence.
+	Statements []StatementOf
+	Deadline   time.Duration
+}
+
+// StatementOf is a signed statement about member Member's command stream.
+type StatementOf struct {
+	Member    bucket.Slot
+	Statement wire.Statement
 }
 
 // Core is the sans-I/O lockstep engine of one member. It is not safe for
@@ -601,6 +611,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.bucketAt = c.bucketAt[:0]
 	if c.stopped {
 		c.out.Events = c.out.Events[:0]
+		c.out.Statements = nil
 		c.out.Deadline = now + c.cfg.DropTimeout
 		return c.out
 	}
@@ -610,10 +621,10 @@ func (c *Core) Ready(now time.Duration) Ready {
 	// A member alone with its suspicions would agree with itself at once:
 	// the majority is checked first.
 	if c.checkMajority() {
-		events := c.out.Events
-		c.out.Events = c.out.Events[:0:0]
+		events, stmts := c.out.Events, c.out.Statements
+		c.out.Events, c.out.Statements = c.out.Events[:0:0], nil
 		out := c.out
-		out.Events, out.Deadline = events, now+c.cfg.DropTimeout
+		out.Events, out.Statements, out.Deadline = events, stmts, now+c.cfg.DropTimeout
 		return out
 	}
 	c.agree(now)
@@ -626,10 +637,10 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.trim()
 	c.send(now)
 	c.out.Deadline = c.deadline(now)
-	events := c.out.Events
-	c.out.Events = c.out.Events[:0:0]
+	events, stmts := c.out.Events, c.out.Statements
+	c.out.Events, c.out.Statements = c.out.Events[:0:0], nil
 	out := c.out
-	out.Events = events
+	out.Events, out.Statements = events, stmts
 	// Buckets reference cmdBuf, which may have moved while growing.
 	for i, at := range c.bucketAt {
 		end := len(c.cmdBuf)

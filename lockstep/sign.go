@@ -241,6 +241,7 @@ func (c *Core) checkStatement(now time.Duration, m, from bucket.Slot, st wire.St
 				cs.suppliers = 0
 			}
 			cs.proven, cs.hasProven = st, true
+			c.out.Statements = append(c.out.Statements, StatementOf{m, st})
 		}
 		return
 	}
@@ -287,20 +288,13 @@ func (c *Core) ownStatement() (wire.Statement, bool) {
 	}
 	c.stats.StatementsSigned++
 	cs.proven, cs.hasProven = wire.Statement{Seal: seal, Count: cs.count, Signature: sig}, true
+	c.out.Statements = append(c.out.Statements, StatementOf{c.self, cs.proven})
 	return cs.proven, true
 }
 
-// Statement returns this member's newest signed statement and whether
-// there is one (only with a Signer, once something was sent).
-func (c *Core) Statement() (wire.Statement, bool) {
-	cs := &c.chains[c.self]
-	return cs.proven, cs.hasProven
-}
-
 // ProvenStatement returns member m's newest statement this core verified
-// over the commands it holds, and whether there is one (only with a
-// Verifier). For a replay, the statements of the members' streams vouch for
-// the recorded commands.
+// over the commands it holds (with a Verifier), or for m = Self its newest
+// own (with a Signer), and whether there is one.
 func (c *Core) ProvenStatement(m bucket.Slot) (wire.Statement, bool) {
 	if int(m) >= len(c.chains) {
 		return wire.Statement{}, false

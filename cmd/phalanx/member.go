@@ -257,6 +257,13 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	cc.Members, cc.Self, cc.Session = mf.peers, sess.Self, sess.Tag()
 	cc.Start = sess.Start.Sub(origin)
 	cc.Logger = logger
+	if !mf.unsigned {
+		// Each member signs its command stream with its identity.
+		if cc.Verifier, err = sess.StatementVerifier(); err != nil {
+			return res, err
+		}
+		cc.Signer = host.StatementSigner()
+	}
 	frames := bucket.Frame(mf.frames)
 
 	var mu sync.Mutex
@@ -311,6 +318,13 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 				rw.Membership(c)
 			}
 			mu.Unlock()
+		},
+		OnStatement: func(st lockstep.StatementOf) {
+			mu.Lock()
+			defer mu.Unlock()
+			if rw != nil {
+				rw.Statement(replay.Statement{Member: st.Member, Tag: cc.Session, Seal: st.Statement.Seal, Count: st.Statement.Count, Signature: st.Statement.Signature})
+			}
 		},
 	})
 	if err != nil {

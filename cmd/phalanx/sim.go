@@ -187,7 +187,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	hc := f.harnessConfig(profile, g)
-	hc.OnStep, hc.OnEvent = rec.hook(), rec.eventHook()
+	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
 	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)

@@ -56,11 +56,10 @@ type Config struct {
 	// its simulation (for recording replays). The bucket is valid only
 	// during the call.
 	OnStep func(slot bucket.Slot, b lockstep.Bucket, sim lockstep.Simulation)
-	// OnStatement, when set, is called whenever a member's core holds a
-	// new statement of some member (lockstep.Core.ProvenStatement: one it
-	// verified, or its own), after the buckets of the same Ready were
-	// stepped (for recording replays). The signature is the core's: copy it
-	// to keep it.
+	// OnStatement, when set, is called with every statement a member's
+	// core newly holds (lockstep.Ready.Statements: others' it verified,
+	// its own it signed), after the buckets of the same Ready were
+	// stepped: for recording replays.
 	OnStatement func(slot, member bucket.Slot, st wire.Statement)
 	// OnEvent, when set, is called with every event a member's core
 	// reports, as it reports it.
@@ -211,8 +210,7 @@ type member struct {
 	queued    int           // datagrams held for it while frozen
 	wasFrozen bool
 	muted     bool
-	muteSeal  bucket.Frame     // its seal when it was muted (FaultMute)
-	stmts     []wire.Statement // per member: the newest statement of it reported to OnStatement
+	muteSeal  bucket.Frame // its seal when it was muted (FaultMute)
 	lastStep  time.Duration
 	maxWait   time.Duration
 	peakHeld  int
@@ -521,7 +519,9 @@ func (h *harness) ready(m *member) {
 		h.step(m, b)
 	}
 	if h.cfg.OnStatement != nil {
-		h.statements(m)
+		for _, s := range rd.Statements {
+			h.cfg.OnStatement(m.slot, s.Member, s.Statement)
+		}
 	}
 	m.events = append(m.events, rd.Events...)
 	if h.cfg.OnEvent != nil {
@@ -540,21 +540,6 @@ func (h *harness) ready(m *member) {
 	}
 	if rd.Deadline != m.wakeAt || m.wakeGen == 0 {
 		h.wake(m, rd.Deadline)
-	}
-}
-
-// statements reports m's new statements to OnStatement.
-func (h *harness) statements(m *member) {
-	if m.stmts == nil {
-		m.stmts = make([]wire.Statement, h.cfg.Members)
-	}
-	for j := range h.cfg.Members {
-		st, ok := m.core.ProvenStatement(bucket.Slot(j))
-		if !ok || (st.Count == m.stmts[j].Count && st.Seal == m.stmts[j].Seal && m.stmts[j].Signature != nil) {
-			continue
-		}
-		m.stmts[j] = wire.Statement{Seal: st.Seal, Count: st.Count, Signature: []byte{}}
-		h.cfg.OnStatement(m.slot, bucket.Slot(j), st)
 	}
 }
 

@@ -74,7 +74,7 @@ const (
 	maxHeaderBody = 1 << 20
 	maxSections   = 64
 	maxDetail     = 1024
-	maxSignature  = 128 // as on the wire
+	maxSignature  = 128     // as on the wire
 	maxInterval   = 1 << 20 // HashInterval
 	maxFrame      = 1 << 40 // frames are below 2^40 (1,700 years at 20 Hz), as on the wire
 	prefixSize    = 19      // magic, version, body length, prefix CRC

@@ -73,8 +73,8 @@ func CheckSignatures(r io.Reader, v lockstep.Verifier) (Signatures, error) {
 				return fmt.Errorf("%w: member %d's statement (seal %d, no commands) does not carry its signature", ErrSignature, s.Member, s.Seal)
 			}
 			if from == s.Count-1 {
-				return fmt.Errorf("%w: member %d's statement (seal %d, %d commands) fails over the recorded commands: its command %d, on frames %d to %d, is not what it signed",
-					ErrSignature, s.Member, s.Seal, s.Count, from, c.frames[from], c.frames[from])
+				return fmt.Errorf("%w: member %d's statement (seal %d, %d commands) fails over the recorded commands: its command %d, on frame %d, is not what it signed",
+					ErrSignature, s.Member, s.Seal, s.Count, from, c.frames[from])
 			}
 			return fmt.Errorf("%w: member %d's statement (seal %d, %d commands) fails over the recorded commands: one of its commands %d to %d, on frames %d to %d, is not what it signed",
 				ErrSignature, s.Member, s.Seal, s.Count, from, s.Count-1, c.frames[from], c.frames[s.Count-1])

@@ -183,13 +183,19 @@ func rewrite(t *testing.T, data []byte, edit func(*Record)) []byte {
 	return buf.Bytes()
 }
 
-// fmtSscanRange reads "on frames A to B" from a signature error.
+// fmtSscanRange reads "on frames A to B" or "on frame A" from a
+// signature error.
 func fmtSscanRange(msg string, from, to *bucket.Frame) (int, error) {
-	_, rest, ok := strings.Cut(msg, "on frames ")
-	if !ok {
-		return 0, errors.New("no frame range in the error")
+	if _, rest, ok := strings.Cut(msg, "on frames "); ok {
+		return fmt.Sscanf(rest, "%d to %d", from, to)
 	}
-	return fmt.Sscanf(rest, "%d to %d", from, to)
+	_, rest, ok := strings.Cut(msg, "on frame ")
+	if !ok {
+		return 0, errors.New("no frame in the error")
+	}
+	n, err := fmt.Sscanf(rest, "%d", from)
+	*to = *from
+	return n, err
 }
 
 func lanProfile(t *testing.T) netsim.Profile {

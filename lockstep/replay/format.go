@@ -65,6 +65,9 @@ const (
 	TrailerMagic = "PHXTRAIL"
 	// MaxChunkSize bounds a chunk's stored and decompressed payload.
 	MaxChunkSize = 16 << 20
+	// StatementFrames is how many frames a Writer lets pass between the
+	// chunks into which it writes the newest statement of each member.
+	StatementFrames = 200
 )
 
 // Limits of header fields and records.

@@ -47,6 +47,12 @@ type Writer struct {
 	sections    []lockstep.Section
 	chunks      int
 	offset      int64 // bytes written
+
+	// Statements: the newest of each member not yet written, and the frame
+	// count when statements were last written.
+	stmts     []Statement
+	stmtFrame bucket.Frame
+	closing   bool
 }
 
 // NewWriter writes the header of h to w and returns a Writer recording the
@@ -281,8 +287,10 @@ func (w *Writer) Membership(c Change) error {
 	return nil
 }
 
-// Statement records a member's signed statement after the last frame
-// recorded. The signature is copied.
+// Statement records a member's signed statement. Since a statement vouches
+// for every command before it, the Writer keeps only the newest of each
+// member and writes them with the chunk that passes StatementFrames frames
+// since it last wrote statements, and at Close. The signature is copied.
 func (w *Writer) Statement(s Statement) error {
 	if err := w.usable(); err != nil {
 		return err
@@ -295,14 +303,35 @@ func (w *Writer) Statement(s Statement) error {
 	case len(s.Signature) > maxSignature:
 		return w.invalid("statement signature of %d bytes, limit %d", len(s.Signature), maxSignature)
 	}
-	w.begin()
-	w.payload = append(w.payload, recStatement)
-	w.payload = binary.AppendUvarint(w.payload, uint64(s.Member))
-	w.payload = binary.AppendUvarint(w.payload, uint64(s.Tag))
-	w.payload = binary.AppendUvarint(w.payload, uint64(s.Seal+1))
-	w.payload = binary.AppendUvarint(w.payload, uint64(s.Count))
-	w.payload = appendBytes(w.payload, s.Signature)
+	if w.stmts == nil {
+		w.stmts = make([]Statement, len(w.expect))
+	}
+	s.Signature = append(w.stmts[s.Member].Signature[:0], s.Signature...)
+	w.stmts[s.Member] = s
 	return nil
+}
+
+// writeStatements encodes the pending statements into the open chunk,
+// when StatementFrames frames have passed since the last or at Close.
+func (w *Writer) writeStatements() {
+	if w.stmts == nil || (w.next-w.stmtFrame < StatementFrames && !w.closing) {
+		return
+	}
+	for i := range w.stmts {
+		s := &w.stmts[i]
+		if s.Signature == nil {
+			continue
+		}
+		w.begin()
+		w.payload = append(w.payload, recStatement)
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Member))
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Tag))
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Seal+1))
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Count))
+		w.payload = appendBytes(w.payload, s.Signature)
+		s.Signature = nil
+	}
+	w.stmtFrame = w.next
 }
 
 // Flush writes everything recorded so far as one chunk, if anything is
@@ -314,6 +343,7 @@ func (w *Writer) Flush() error {
 	if w.next > w.written {
 		w.begin()
 	}
+	w.writeStatements()
 	w.chunkFrames = 0
 	if len(w.payload) == 0 {
 		return nil
@@ -357,6 +387,7 @@ func (w *Writer) Close(final bucket.Frame, hash uint64, reason EndReason) error 
 	if final != w.next-1 {
 		return w.invalid("closed at frame %d, but the last frame recorded is %d", final, w.next-1)
 	}
+	w.closing = true
 	if err := w.Flush(); err != nil {
 		return err
 	}

@@ -184,6 +184,9 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		c.violation(now, r.slot, "relay", fmt.Sprintf("relayed seal %d of member %d outside the window (executed %d)", rl.Seal, m, c.executed))
 		return
 	}
+	if !c.preverifyRelay(now, r.slot, rl) {
+		return // forged: nothing of it enters m's stream
+	}
 	s := c.table.Stream(m)
 	before := s.Next()
 	for i, wc := range rl.Commands {

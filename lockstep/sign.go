@@ -246,10 +246,10 @@ func (c *Core) checkStatement(now time.Duration, m, from bucket.Slot, st wire.St
 		return
 	}
 	c.stats.StatementsFailed++
+	// What we hold of m is not what it signed: no later statement of it
+	// can hold over our chain, and no later forwarder is to blame for it.
+	cs.broken, cs.pending = true, nil
 	if from == m {
-		// What we hold of m is not what it signed: no later statement of
-		// it can hold over our chain, and no forwarder is to blame for it.
-		cs.broken, cs.pending = true, nil
 		c.violation(now, m, "signature", fmt.Sprintf("its statement (seal %d, %d commands) does not match the commands it sent", st.Seal, st.Count))
 		return
 	}
@@ -327,4 +327,43 @@ func (c *Core) signedRelay(now time.Duration, from bucket.Slot, rl *wire.Relay) 
 	if rl.HasStatement && c.live(from) {
 		c.onStatement(now, m, from, rl.Statement)
 	}
+}
+
+// preverifyRelay checks a relay whose statement covers the commands it
+// brings before any of them enters member rl.Member's stream: the chain of
+// what we hold, extended by the relayed commands up to the statement's
+// count, must carry the member's signature. It reports false, after a
+// forgery violation of forwarder from, when it does not; true when it
+// holds or cannot be checked yet (the statement then waits as usual).
+func (c *Core) preverifyRelay(now time.Duration, from bucket.Slot, rl *wire.Relay) bool {
+	if c.cfg.Verifier == nil || !rl.HasStatement || len(rl.Commands) == 0 {
+		return true
+	}
+	m, st := rl.Member, rl.Statement
+	cs := &c.chains[m]
+	s := c.table.Stream(m)
+	held := s.Next()
+	end := rl.First + uint32(len(rl.Commands))
+	if cs.broken || cs.count != held || rl.First > held || st.Count <= held || st.Count > end {
+		return true // nothing new it covers, or not all of it here
+	}
+	if cs.hasProven && st.Count <= cs.proven.Count && st.Seal <= cs.proven.Seal {
+		return true
+	}
+	if c.hasher == nil {
+		c.hasher = sha256.New()
+	}
+	chain := cs.hash
+	for seq := held; seq < st.Count; seq++ {
+		wc := rl.Commands[seq-rl.First]
+		chain = chainStep(c.hasher, chain, bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload})
+	}
+	c.msgBuf = AppendStatementMessage(c.msgBuf[:0], c.cfg.Session, m, st.Seal, st.Count, chain)
+	c.stats.StatementsVerified++
+	if c.cfg.Verifier.Verify(m, c.msgBuf, st.Signature) {
+		return true // checked again, over the stream, once inserted
+	}
+	c.stats.StatementsFailed++
+	c.violation(now, from, "forgery", fmt.Sprintf("forwarded commands of member %d that fail its signed statement (seal %d, %d commands)", m, st.Seal, st.Count))
+	return false
 }

@@ -86,8 +86,10 @@ func TestSignedRelayHonest(t *testing.T) {
 
 // TestForgedForwardIsDetected: member 0 alters one byte of a command of
 // the dropped member 4 as it forwards it. Members 1 to 3 check member 4's
-// signed statement over what they then hold, find that it fails, and drop
-// member 0 for a violation that names member 4; they play on identical.
+// signed statement over the relayed commands before taking them in, find
+// that it fails, and drop member 0 for a violation that names member 4;
+// nobody else is blamed, and they play on identical, having executed only
+// commands member 4 really issued.
 func TestForgedForwardIsDetected(t *testing.T) {
 	n, forged := forgedForward(t, func(rl *wire.Relay) bool {
 		for i, c := range rl.Commands {
@@ -130,6 +132,24 @@ func TestForgedForwardIsDetected(t *testing.T) {
 		t.Errorf("the forger did not stop: %v", n.cores[0].Err())
 	}
 	checkSameExecuted(t, n, 1, 2, 3)
+	issued := map[uint32]string{}
+	for _, c := range n.submitted {
+		if c.slot == 4 {
+			issued[c.seq] = c.payload
+		}
+	}
+	for i := 1; i < 4; i++ {
+		for _, e := range n.events[i] {
+			if e.Type == lockstep.EventViolation && e.Member != 0 {
+				t.Errorf("member %d blamed member %d: %v", i, e.Member, e)
+			}
+		}
+		for _, c := range n.executed[i] {
+			if c.slot == 4 && issued[c.seq] != c.payload {
+				t.Errorf("member %d executed a forged command of member 4: %v", i, c)
+			}
+		}
+	}
 }
 
 // checkSameExecuted checks that the members stepped the same commands up

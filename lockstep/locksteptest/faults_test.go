@@ -397,3 +397,62 @@ func TestUnsignedLieIsASignatureViolation(t *testing.T) {
 		t.Errorf("members 1 and 3 differ")
 	}
 }
+
+// TestForgedForwardIsNamed runs the harness's signing members over the
+// bad profile: member 4's datagrams reach only member 0 for its last
+// second, then it dies; member 0 forwards its last commands with one byte
+// of each altered. Members 1 to 3 name member 0 a forger of member 4, drop
+// it for a violation, and finish identical.
+func TestForgedForwardIsNamed(t *testing.T) {
+	const dead, forger = 4, 0
+	cut := 150 * 50 * time.Millisecond
+	forged := false
+	tamper := func(now time.Duration, from, to bucket.Slot, data []byte) []byte {
+		if from == dead && to != forger && now >= cut-time.Second {
+			return nil
+		}
+		if from != forger {
+			return data
+		}
+		var p wire.Packet
+		if wire.Parse(data, &p) != nil || !p.HasRelay || p.Relay.Member != dead || len(p.Relay.Commands) == 0 {
+			return data
+		}
+		for i, c := range p.Relay.Commands {
+			if len(c.Payload) > 0 {
+				b := slices.Clone(c.Payload)
+				b[0] ^= 0x80
+				p.Relay.Commands[i].Payload = b
+			}
+		}
+		forged = true
+		out, err := p.Append(nil)
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
+	res := runFaults(t, "bad", 5, 400, 11, []Fault{{Kind: FaultKill, Slot: dead, Frame: 150}}, tamper)
+	if !forged {
+		t.Fatal("member 0 forwarded no command of member 4")
+	}
+	if fmt.Sprint(res.Survivors) != "[1 2 3]" || !res.Identical {
+		t.Fatalf("survivors %v identical %v", res.Survivors, res.Identical)
+	}
+	for _, s := range res.Survivors {
+		var named bool
+		for _, e := range res.Members[s].Events {
+			if e.Type == lockstep.EventViolation && e.Member == forger && strings.HasPrefix(e.Detail, "forgery") && strings.Contains(e.Detail, "member 4") {
+				named = true
+			}
+		}
+		if !named {
+			t.Errorf("member %d did not name member %d a forger of member %d: %v", s, forger, dead, res.Members[s].Events)
+		}
+	}
+	e := checkAgreedDrop(t, res, lockstep.EventDrop, forger)
+	if e.Reason != lockstep.ReasonViolation {
+		t.Errorf("%v, want a drop for violation", e)
+	}
+	checkAgreedDrop(t, res, lockstep.EventDrop, dead)
+}

@@ -133,7 +133,6 @@ type chainState struct {
 	pending   []pendingStatement
 	// Forwarders whose relayed commands lie past proven.Count.
 	suppliers uint64
-	// The newest statement sent to each member (ours only).
 }
 
 // at returns the chain after count commands, if known.
@@ -148,14 +147,11 @@ func (cs *chainState) at(count uint32) (Chain, bool) {
 	return p.hash, p.count == count && count < cs.count
 }
 
-// signing reports whether statements are made or checked at all.
-func (c *Core) signing() bool { return c.cfg.Signer != nil || c.cfg.Verifier != nil }
-
 // extendChain hashes member m's commands that entered its prefix since the
 // last call, then checks the statements that waited for them.
 func (c *Core) extendChain(now time.Duration, m bucket.Slot) {
-	if !c.signing() {
-		return
+	if (m == c.self && c.cfg.Signer == nil) || (m != c.self && c.cfg.Verifier == nil) {
+		return // our chain serves our statements, the others' our checks
 	}
 	cs := &c.chains[m]
 	s := c.table.Stream(m)

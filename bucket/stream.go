@@ -48,13 +48,13 @@ const maxOutOfOrder = 4096
 type Stream struct {
 	slot    Slot
 	base    uint32    // sequence number of held[0]
-	held    []Command // contiguous: held[i].Seq == base+i
-	early   []Command // past the prefix, sorted by Seq, no duplicates
+	held    []Command // contiguous: held[i].Seq == base+i; bounded by its holder's Trim (the lockstep core keeps a window of frames)
+	early   []Command // past the prefix, sorted by Seq, no duplicates: at most maxOutOfOrder
 	seal    Frame
 	lastFrm Frame // frame of the newest command ever in held (or -1)
 	// pending holds promises whose commands have not all arrived, by
 	// increasing next and increasing seal; each becomes the seal once the
-	// prefix reaches its next.
+	// prefix reaches its next. At most maxPending.
 	pending []pendingPromise
 }
 

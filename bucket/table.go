@@ -14,8 +14,8 @@ const NoFrame Frame = math.MaxInt64
 //
 // A Table is not safe for concurrent use.
 type Table struct {
-	streams []*Stream
-	closed  []Frame // per slot: last frame that counts, or NoFrame while live
+	streams []*Stream // one per member (see Stream for what each holds)
+	closed  []Frame   // per slot: last frame that counts, or NoFrame while live
 }
 
 // NewTable returns a table for members slots 0..members-1, every stream

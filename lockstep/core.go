@@ -54,13 +54,16 @@ type StatementOf struct {
 
 // Core is the sans-I/O lockstep engine of one member. It is not safe for
 // concurrent use: one goroutine owns it (see Session) or a test drives it.
+//
+// Everything a Core keeps is bounded by its configuration, not by how long
+// the session runs; each field says by what.
 type Core struct {
 	cfg    Config
 	self   bucket.Slot
-	table  *bucket.Table
+	table  *bucket.Table // commands stamped within Window frames either side of the executed frame (see trim), a suspect's until it is dropped
 	window bucket.Window
 	lead   *bucket.Lead // the adaptive policy's lead (unused with FixedDelay or Turns)
-	peers  []*remote    // indexed by slot; nil for self
+	peers  []*remote    // indexed by slot; nil for self: Members entries of fixed size
 
 	epoch    time.Duration // time of NewCore; Sent timestamps count from it
 	lastNow  time.Duration
@@ -80,6 +83,7 @@ type Core struct {
 
 	// Faults (faults.go): members we stopped listening to, those whose drop
 	// or leave is final, our seals of them when we stopped, our reasons.
+	// One entry per member, set at NewCore.
 	all         uint64 // every member
 	suspected   uint64
 	gone        uint64 // members that left and have had all we owe them
@@ -108,8 +112,8 @@ type Core struct {
 	left      bool
 
 	// Desync detection (desync.go).
-	hist          []frameRecord
-	sectionNames  []string
+	hist          []frameRecord // HashHistory frames, a ring; each record's sections as many as the simulation reports
+	sectionNames  []string      // the simulation's sections, named once
 	checkpoint    wire.HashReport
 	hasCheckpoint bool
 	desynced      bool
@@ -120,6 +124,9 @@ type Core struct {
 	hasher hash.Hash
 
 	// Scratch reused across calls, so steady-state work allocates nothing.
+	// Each is emptied by every Ready and sized by the largest one: the
+	// datagrams of one round to every member, the buckets of the frames
+	// whose time came since the previous call.
 	pkt            wire.Packet
 	wireCmds       []wire.Command
 	views          []wire.MemberView

@@ -1,6 +1,8 @@
 package lockstep
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -12,14 +14,24 @@ import (
 // goroutine keeps the network and the seal timing going whatever the game
 // loop does.
 
+// ErrBehind ends a session in pull mode whose caller has not taken its
+// buckets (Session.Ready) for Config.HashHistory frames: what waits for it
+// is bounded by that, and its hashes would come too late for desync
+// detection anyway.
+var ErrBehind = errors.New("lockstep: the game has not taken its buckets for too long")
+
 // handOver queues the core's buckets for Ready, copying them: the core's
-// slices are only valid until its next call.
-func (s *Session) handOver(bs []Bucket) {
+// slices are only valid until its next call. It returns ErrBehind when
+// more than HashHistory buckets are waiting.
+func (s *Session) handOver(bs []Bucket) error {
 	if len(bs) == 0 {
-		return
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.ready)+len(bs) > s.core.cfg.HashHistory {
+		return fmt.Errorf("%w: %d frames waiting", ErrBehind, len(s.ready)+len(bs))
+	}
 	for _, b := range bs {
 		cmds := make([]bucket.Command, len(b.Commands))
 		for i, c := range b.Commands {
@@ -28,6 +40,7 @@ func (s *Session) handOver(bs []Bucket) {
 		}
 		s.ready = append(s.ready, Bucket{Frame: b.Frame, Commands: cmds})
 	}
+	return nil
 }
 
 // Ready returns, in frame order, the buckets made ready since the last call

@@ -2,6 +2,7 @@ package lockstep_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -117,6 +118,30 @@ func TestPullModeFromAGameLoop(t *testing.T) {
 			if e.Type == lockstep.EventDesync {
 				t.Errorf("desync: %+v", e)
 			}
+		}
+	})
+}
+
+// TestPullModeCallerFallsBehind checks that a session whose caller never
+// takes its buckets ends with ErrBehind once HashHistory frames wait,
+// rather than keeping them all.
+func TestPullModeCallerFallsBehind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := newMemNet(1)
+		s, err := lockstep.NewSession(lockstep.SessionConfig{
+			Core:      lockstep.Config{Members: 1, Frame: 10 * time.Millisecond, HashHistory: 64},
+			Transport: net.members[0],
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.Run(ctx); !errors.Is(err, lockstep.ErrBehind) {
+			t.Fatalf("Run: %v, want ErrBehind", err)
+		}
+		if n := len(s.Ready()); n > 64 {
+			t.Fatalf("%d buckets kept, want at most 64", n)
 		}
 	})
 }

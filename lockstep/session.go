@@ -96,9 +96,9 @@ type Session struct {
 	cfg     SessionConfig
 	core    *Core
 	clock   func() time.Duration
-	submits chan []byte
-	full    [][]byte // commands refused for a full frame, submitted again on the next Ready (in order, before newer ones)
-	casts   chan broadcastReq
+	submits chan []byte       // SubmitQueue waiting commands; Submit returns ErrBusy past them
+	full    [][]byte          // at most SubmitQueue commands refused for a full frame, submitted again on the next Ready (in order, before newer ones)
+	casts   chan broadcastReq // 64 waiting broadcasts; Broadcast returns ErrBusy past them
 	leave   chan struct{}
 	done    chan struct{}
 	wake    chan struct{} // pull mode: a Stepped report is waiting
@@ -190,7 +190,9 @@ func (s *Session) run(ctx context.Context) error {
 		}
 		var hash uint64
 		if s.cfg.Sim == nil {
-			s.handOver(rd.Buckets)
+			if err := s.handOver(rd.Buckets); err != nil {
+				return err
+			}
 		}
 		for _, b := range rd.Buckets {
 			if s.cfg.Sim == nil {

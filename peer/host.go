@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -73,12 +75,17 @@ type Host struct {
 	dgram     *net.UDPConn
 	dgramAddr netip.AddrPort
 
-	mu        sync.Mutex
-	closed    bool
-	done      chan struct{}     // closed by Close: background work stops
-	bg        sync.WaitGroup    // background work, waited for by Close
-	lobbies   map[string]*lobby // joins in progress, by session ID
-	transport bool              // a Transport holds the datagram socket
+	refusals *refusalLog // warnings about refused strangers, rate-limited
+	gate     *gater
+
+	mu           sync.Mutex
+	closed       bool
+	done         chan struct{}        // closed by Close: background work stops
+	bg           sync.WaitGroup       // background work, waited for by Close
+	lobbies      map[string]*lobby    // joins in progress, by session ID
+	running      map[string][]peer.ID // members of the sessions joined, by session ID
+	runningOrder []string             // their IDs, oldest first (at most maxRunning)
+	transport    bool                 // a Transport holds the datagram socket
 }
 
 // NewHost starts a host as cfg says. It returns an error wrapping
@@ -127,8 +134,11 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("peer: TLS identity: %w", err)
 	}
 
+	gate := newGater(time.Now)
 	h, err := libp2p.New(
 		libp2p.Identity(key),
+		libp2p.ConnectionGater(gate),
+		libp2p.Ping(false),
 		libp2p.NoTransports,
 		libp2p.Transport(libp2pquic.NewTransport),
 		libp2p.ListenAddrStrings(listen...),
@@ -153,8 +163,12 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		dgram:     dgram,
 		dgramAddr: dgram.LocalAddr().(*net.UDPAddr).AddrPort(),
 		lobbies:   make(map[string]*lobby),
+		running:   make(map[string][]peer.ID),
 		done:      make(chan struct{}),
+		refusals:  newRefusalLog(log, RefusalLogInterval, time.Now),
+		gate:      gate,
 	}
+	gate.host.Store(hst)
 	h.SetStreamHandler(LobbyProtocol, hst.handleLobbyStream)
 	log.Info("peer: host started", "id", h.ID(), "addrs", h.Addrs(), "datagram", hst.dgramAddr)
 	return hst, nil
@@ -217,6 +231,7 @@ func (h *Host) Close() error {
 	close(h.done)
 	h.mu.Unlock()
 	h.bg.Wait()
+	h.refusals.flush()
 	h.h.RemoveStreamHandler(LobbyProtocol)
 	err := h.h.Close()
 	if derr := h.dgram.Close(); err == nil {
@@ -270,10 +285,13 @@ func (h *Host) releaseDatagram() {
 // there is no file, it generates an Ed25519 key and writes it there with
 // mode 0600, atomically (a temporary file renamed into place). A file that
 // exists but does not hold a key gives an error wrapping [ErrBadIdentity]
-// that names the file.
+// that names the file; so does one larger than [MaxIdentityFile], which is
+// not read past that size (a key file given as /dev/zero fails at once).
 func LoadOrCreateIdentity(path string) (crypto.PrivKey, error) {
-	data, err := os.ReadFile(path)
+	data, err := readIdentityFile(path)
 	switch {
+	case errors.Is(err, ErrBadIdentity):
+		return nil, err
 	case err == nil:
 		key, err := crypto.UnmarshalPrivateKey(data)
 		if err != nil {
@@ -296,6 +314,28 @@ func LoadOrCreateIdentity(path string) (crypto.PrivKey, error) {
 		return nil, fmt.Errorf("peer: saving identity: %w", err)
 	}
 	return key, nil
+}
+
+// MaxIdentityFile bounds the size of an identity file: a marshalled libp2p
+// private key takes from 36 bytes (Ed25519, 68) to about 2.4 KiB (RSA 4096).
+const MaxIdentityFile = 16 << 10
+
+// readIdentityFile reads path, refusing a file of more than
+// MaxIdentityFile bytes without reading further.
+func readIdentityFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxIdentityFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxIdentityFile {
+		return nil, fmt.Errorf("%w: %s holds more than %d bytes, too many for a libp2p private key", ErrBadIdentity, path, MaxIdentityFile)
+	}
+	return data, nil
 }
 
 // writeFileAtomic writes data to a temporary file beside path with mode

@@ -53,6 +53,18 @@ func TestLoadOrCreateIdentity(t *testing.T) {
 			t.Errorf("corrupt file (%d bytes): error %v, want ErrBadIdentity naming the file", len(corrupt), err)
 		}
 	}
+
+	// Files larger than a key are refused without being read to their end:
+	// a big one, and one without end.
+	big := filepath.Join(t.TempDir(), "big.key")
+	if err := os.WriteFile(big, make([]byte, MaxIdentityFile+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{big, "/dev/zero"} {
+		if _, err := LoadOrCreateIdentity(p); !errors.Is(err, ErrBadIdentity) || !strings.Contains(err.Error(), "more than 16384 bytes") {
+			t.Errorf("%s: error %v, want ErrBadIdentity for its size", p, err)
+		}
+	}
 }
 
 func TestNewHostIdentityFile(t *testing.T) {

@@ -65,7 +65,12 @@ var (
 	ErrAborted            = errors.New("peer: lobby: aborted by a peer")
 	ErrLobbyProtocol      = errors.New("peer: lobby: protocol violation")
 	ErrJoinBusy           = errors.New("peer: lobby: already joining this session")
+	ErrSessionRunning     = errors.New("peer: lobby: the session is running without this member")
 )
+
+// LobbyWaitReport is how often a Join that still waits for members logs
+// which ones, and why.
+const LobbyWaitReport = 5 * time.Second
 
 // SessionParams describe a session. Every member must join with the same
 // parameters; [Join] refuses a peer whose parameters differ.
@@ -207,6 +212,9 @@ type lobby struct {
 	hello    lobbyMsg  // ours, immutable once registered
 	contrib  []byte
 	accepted chan arrival // streams the host handler accepted from lower members
+
+	mu    sync.Mutex
+	tries map[peer.ID]error // why the latest try to reach a higher member failed
 }
 
 // arrival is a lobby stream whose hello has been read and answered.
@@ -272,11 +280,13 @@ func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrI
 			Datagram: h.DatagramAddr().String(),
 		},
 		accepted: make(chan arrival, 2*len(members)),
+		tries:    make(map[peer.ID]error),
 	}
 	if err := h.register(l); err != nil {
 		return nil, err
 	}
 	defer h.unregister(l)
+	h.closeStrangers()
 
 	for _, ai := range peers {
 		h.h.Peerstore().AddAddrs(ai.ID, ai.Addrs, peerstore.AddressTTL)
@@ -286,6 +296,7 @@ func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrI
 		l.log.Warn("peer: join failed", "err", err)
 		return nil, err
 	}
+	h.remember(sess)
 	l.log.Info("peer: joined", "slot", sess.Self, "members", len(sess.Members), "seed", sess.Seed.Uint64(), "start_in", time.Until(sess.Start))
 	return sess, nil
 }
@@ -300,7 +311,40 @@ func (h *Host) register(l *lobby) error {
 		return fmt.Errorf("%w: %q", ErrJoinBusy, l.params.SessionID)
 	}
 	h.lobbies[l.params.SessionID] = l
+	if _, ok := h.running[l.params.SessionID]; ok { // joined again
+		delete(h.running, l.params.SessionID)
+		h.runningOrder = slices.DeleteFunc(h.runningOrder, func(id string) bool { return id == l.params.SessionID })
+	}
 	return nil
+}
+
+// maxRunning bounds the sessions a host remembers having joined, for
+// telling a restarted member that its session runs without it.
+const maxRunning = 16
+
+// remember records that the host joined sess, forgetting the oldest
+// session past maxRunning.
+func (h *Host) remember(sess *Session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.running[sess.ID]; !ok {
+		h.runningOrder = append(h.runningOrder, sess.ID)
+	}
+	h.running[sess.ID] = sess.Members
+	for len(h.runningOrder) > maxRunning {
+		delete(h.running, h.runningOrder[0])
+		h.runningOrder = h.runningOrder[1:]
+	}
+}
+
+// closeStrangers closes the connections of peers that are members of no
+// session the host knows: they connected before it knew its sessions.
+func (h *Host) closeStrangers() {
+	for _, p := range h.h.Network().Peers() {
+		if !h.mayConnect(p) {
+			_ = h.h.Network().ClosePeer(p)
+		}
+	}
 }
 
 // unregister removes l and resets the streams it was handed but did not use.
@@ -350,8 +394,33 @@ func (l *lobby) run(parent context.Context, hooks joinHooks) (*Session, error) {
 			wg.Go(func() { dialed <- l.dial(ctx, id) })
 		}
 	}
+	waiting := time.NewTicker(LobbyWaitReport)
+	defer waiting.Stop()
+	probed := make(chan error, others)
+	probeCtx, stopProbes := context.WithCancel(ctx)
+	defer stopProbes()
 	for len(pairs) < others {
 		select {
+		case <-waiting.C:
+			l.log.Warn("peer: lobby: waiting for members", "missing", l.missing(pairs))
+			// A lower member dials us; if it is silent, ask it why: its
+			// session may have started without us.
+			for _, id := range l.members {
+				if id < l.self && pairs[id] == nil {
+					wg.Go(func() {
+						if err := l.probe(probeCtx, id); err != nil {
+							select {
+							case probed <- err:
+							case <-probeCtx.Done():
+							}
+						}
+					})
+				}
+			}
+		case err := <-probed:
+			if err != nil {
+				return fail(err)
+			}
 		case r := <-dialed:
 			if r.err != nil {
 				return fail(r.err)
@@ -390,6 +459,7 @@ func (l *lobby) run(parent context.Context, hooks joinHooks) (*Session, error) {
 			return fail(err)
 		}
 	}
+	stopProbes()
 	wg.Wait() // every dialer has delivered
 	ps := all()
 
@@ -498,6 +568,49 @@ func (l *lobby) run(parent context.Context, hooks joinHooks) (*Session, error) {
 	return sess, nil
 }
 
+// missing describes the members not yet met and why, for the wait report.
+func (l *lobby) missing(pairs map[peer.ID]*pair) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, id := range l.members {
+		switch {
+		case id == l.self || pairs[id] != nil:
+		case id < l.self:
+			out = append(out, fmt.Sprintf("%s (it dials us)", id))
+		case l.tries[id] != nil:
+			out = append(out, fmt.Sprintf("%s (we dial it; last try: %v)", id, l.tries[id]))
+		default:
+			out = append(out, fmt.Sprintf("%s (we dial it)", id))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// probe asks a lower member, which should dial us, whether its session
+// started without us: it sends our hello and reads the refusal, returning
+// an error wrapping ErrSessionRunning if so and nil for any other answer
+// or none (a member in the lobby refuses the direction and dials us).
+func (l *lobby) probe(ctx context.Context, id peer.ID) error {
+	ctx, cancel := context.WithTimeout(ctx, LobbyWaitReport)
+	defer cancel()
+	s, err := l.h.h.NewStream(ctx, id, LobbyProtocol)
+	if err != nil {
+		return nil
+	}
+	c := newLobbyConn(s)
+	defer context.AfterFunc(ctx, func() { s.Reset() })()
+	defer s.Reset()
+	var m lobbyMsg
+	if c.write(&l.hello) != nil || c.read(&m) != nil {
+		return nil
+	}
+	if m.Type == msgRefuse && m.Reason == refuseRunning {
+		return fmt.Errorf("%w: %s says session %q started without us (a member restarted cannot rejoin it): %s", ErrSessionRunning, id, l.params.SessionID, m.Detail)
+	}
+	return nil
+}
+
 // exchange runs f for every pair at once, waits for all, and returns the
 // most telling error: what we found wrong ourselves before what a peer
 // reported (ErrAborted) before an I/O error. It need not abort anything to
@@ -548,6 +661,9 @@ func (l *lobby) dial(ctx context.Context, id peer.ID) dialResult {
 	var last error
 	for {
 		if last != nil {
+			l.mu.Lock()
+			l.tries[id] = last
+			l.mu.Unlock()
 			select {
 			case <-ctx.Done():
 				err := fmt.Errorf("peer: lobby: reaching %s: %w (last try: %w)", id, context.Cause(ctx), last)
@@ -582,7 +698,10 @@ func (l *lobby) dial(ctx context.Context, id peer.ID) dialResult {
 			c.close()
 			last = fmt.Errorf("%w: %s has no session %q (yet?)", ErrNoSession, id, l.params.SessionID)
 			continue
-		case m.Type == msgRefuse && m.Reason == refuseNotMember:
+		case m.Type == msgRefuse && m.Reason == refuseRunning:
+			c.close()
+			return dialResult{err: fmt.Errorf("%w: %s says session %q started without us (a member restarted cannot rejoin it): %s", ErrSessionRunning, id, l.params.SessionID, m.Detail)}
+		case m.Type == msgRefuse && m.Reason == refuseNotMember: // from older members
 			c.close()
 			return dialResult{err: fmt.Errorf("%w: %s refused us: %s", ErrNotMember, id, m.Detail)}
 		case m.Type == msgAbort:
@@ -609,18 +728,28 @@ func (h *Host) handleLobbyStream(s network.Stream) {
 	}
 	h.mu.Lock()
 	l := h.lobbies[m.Params.SessionID]
+	running := h.running[m.Params.SessionID]
 	h.mu.Unlock()
 	refuse := func(reason, detail string) {
 		_ = c.write(&lobbyMsg{Type: msgRefuse, Reason: reason, Detail: detail})
 		_ = s.Close()
 	}
+	// A stranger learns nothing of the session: whether it exists, who or
+	// how many its members are. It gets what a host without the session
+	// says, then its connections are closed and refused for a while.
 	switch {
-	case l == nil:
-		refuse(refuseNoSession, "")
+	case l == nil && running == nil:
+		refuse(refuseNoSession, "") // perhaps a member early: its Join has not begun
 		return
-	case !slices.Contains(l.members, c.remote):
-		h.log.Warn("peer: lobby: refused a stranger", "session", m.Params.SessionID, "from", c.remote)
-		refuse(refuseNotMember, fmt.Sprintf("%s is not among the %d members of session %q", c.remote, len(l.members), l.params.SessionID))
+	case l == nil && slices.Contains(running, c.remote):
+		refuse(refuseRunning, "the session started without you")
+		return
+	case l == nil || !slices.Contains(l.members, c.remote):
+		h.refusals.refused("peer: lobby: refused a stranger", "session", m.Params.SessionID, "from", c.remote)
+		refuse(refuseNoSession, "")
+		if !h.mayConnect(c.remote) { // not a member of another session either
+			h.refuseStranger(c.remote)
+		}
 		return
 	case c.remote > l.self:
 		refuse(refuseDirection, "the lower peer ID opens the lobby stream")
@@ -647,21 +776,9 @@ func (h *Host) handleLobbyStream(s network.Stream) {
 
 // admit checks a member's hello against ours and records the pair.
 func (l *lobby) admit(pairs map[peer.ID]*pair, c *lobbyConn, m *lobbyMsg) error {
-	if m.Params == nil {
-		return fmt.Errorf("%w: %s sent a hello without parameters", ErrLobbyProtocol, c.remote)
-	}
-	if err := compareParams(l.params, *m.Params, c.remote); err != nil {
-		return err
-	}
-	if err := l.compareMembers(m.Members, c.remote); err != nil {
-		return err
-	}
-	if len(m.Commit) != 32 {
-		return fmt.Errorf("%w: %s sent a commitment of %d bytes", ErrLobbyProtocol, c.remote, len(m.Commit))
-	}
-	ep, err := netip.ParseAddrPort(m.Datagram)
+	ep, err := l.checkHello(m, c.remote)
 	if err != nil {
-		return fmt.Errorf("%w: %s announced datagram address %q: %v", ErrLobbyProtocol, c.remote, m.Datagram, err)
+		return err
 	}
 	if ep.Addr().IsUnspecified() { // bound to all interfaces: use the address we reach it at
 		if ip, ok := remoteIP(c.s.Conn().RemoteMultiaddr()); ok {
@@ -670,6 +787,29 @@ func (l *lobby) admit(pairs map[peer.ID]*pair, c *lobbyConn, m *lobbyMsg) error 
 	}
 	pairs[c.remote] = &pair{c: c, hello: m, endpoint: ep}
 	return nil
+}
+
+// checkHello checks the hello m of remote against ours: the same
+// parameters and members, a 32-byte commitment, a datagram address. It
+// returns that address.
+func (l *lobby) checkHello(m *lobbyMsg, remote peer.ID) (netip.AddrPort, error) {
+	if m.Params == nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a hello without parameters", ErrLobbyProtocol, remote)
+	}
+	if err := compareParams(l.params, *m.Params, remote); err != nil {
+		return netip.AddrPort{}, err
+	}
+	if err := l.compareMembers(m.Members, remote); err != nil {
+		return netip.AddrPort{}, err
+	}
+	if len(m.Commit) != 32 {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a commitment of %d bytes", ErrLobbyProtocol, remote, len(m.Commit))
+	}
+	ep, err := netip.ParseAddrPort(m.Datagram)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s announced datagram address %q: %v", ErrLobbyProtocol, remote, m.Datagram, err)
+	}
+	return ep, nil
 }
 
 func compareParams(ours, theirs SessionParams, remote peer.ID) error {

@@ -1,14 +1,21 @@
 package peer
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
+	"io"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -149,7 +156,8 @@ func TestJoinBadReveal(t *testing.T) {
 }
 
 // A peer that is not in the member list cannot join; the member it dialled
-// refuses it and carries on.
+// refuses it, as a host without the session would, closes its connection
+// and carries on.
 func TestJoinRefusesStranger(t *testing.T) {
 	hosts := newHosts(t, 2)
 	// The stranger needs an ID below the member it dials, since the lower
@@ -181,7 +189,7 @@ func TestJoinRefusesStranger(t *testing.T) {
 		for !target.joining(testParams(2).SessionID) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_, strangerErr = Join(ctx, stranger, testParams(2), []peer.AddrInfo{target.AddrInfo()})
 	}()
@@ -191,8 +199,12 @@ func TestJoinRefusesStranger(t *testing.T) {
 		}
 		return testParams(2)
 	}, nil)
-	if !errors.Is(strangerErr, ErrNotMember) {
-		t.Fatalf("stranger's Join: %v, want ErrNotMember", strangerErr)
+	// It learnt nothing: not that the session exists, nor its members.
+	if strangerErr == nil || errors.Is(strangerErr, ErrNotMember) || strings.Contains(strangerErr.Error(), "members of session") {
+		t.Fatalf("stranger's Join: %v", strangerErr)
+	}
+	if c := stranger.LibP2P().Network().Connectedness(target.ID()); c == network.Connected {
+		t.Error("the stranger is still connected")
 	}
 	for i, err := range errs {
 		if err != nil {
@@ -247,4 +259,56 @@ func TestJoinTimeout(t *testing.T) {
 		t.Fatalf("Join error %v, want DeadlineExceeded and ErrNoSession", err)
 	}
 	errorContains(t, "lower", err, higher.ID().String())
+}
+
+// TestLobbyReadAllocatesAsBytesArrive: a message that claims the largest
+// length but brings a few bytes makes the reader allocate about what
+// arrived, not the 64 KiB claimed.
+func TestLobbyReadAllocatesAsBytesArrive(t *testing.T) {
+	claim := binary.AppendUvarint(nil, maxLobbyMessage)
+	data := append(claim, `{"type":"hello"`...) // and then the stream ends
+	var before, after runtime.MemStats
+	var m lobbyMsg
+	runtime.ReadMemStats(&before)
+	err := (&lobbyConn{r: bufio.NewReaderSize(bytes.NewReader(data), 4096)}).read(&m)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("read = %v, want io.ErrUnexpectedEOF", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got >= 16<<10 {
+		t.Errorf("reading a message of %d bytes that claims %d allocated %d bytes", len(data), maxLobbyMessage, got)
+	}
+}
+
+// TestJoinRestartedMember: a member restarted with its old key after the
+// session began is told that the session runs without it, whether it
+// dials the others (a lower ID) or waits for them to dial (a higher one,
+// which asks them after LobbyWaitReport).
+func TestJoinRestartedMember(t *testing.T) {
+	keys := make([]crypto.PrivKey, 2)
+	for i := range keys {
+		k, _, err := crypto.GenerateEd25519Key(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	for _, restart := range []string{"lower", "higher"} {
+		t.Run(restart, func(t *testing.T) {
+			hosts := []*Host{newHostWithKey(t, keys[0]), newHostWithKey(t, keys[1])}
+			mustJoin(t, hosts)
+			r := 0 // the member to restart
+			if (hosts[1].ID() < hosts[0].ID()) == (restart == "lower") {
+				r = 1
+			}
+			hosts[r].Close()
+			again := newHostWithKey(t, keys[r])
+			ctx, cancel := context.WithTimeout(context.Background(), 3*LobbyWaitReport)
+			defer cancel()
+			_, err := Join(ctx, again, testParams(2), []peer.AddrInfo{hosts[1-r].AddrInfo()})
+			if !errors.Is(err, ErrSessionRunning) {
+				t.Fatalf("restarted member's Join: %v, want ErrSessionRunning", err)
+			}
+		})
+	}
 }

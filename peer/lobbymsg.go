@@ -31,6 +31,7 @@ const (
 	refuseNoSession = "no-session" // the acceptor has no Join for that session (yet)
 	refuseNotMember = "not-member" // the dialer is not in the acceptor's member list
 	refuseDirection = "direction"  // the dialer's ID is higher: the acceptor should have dialled
+	refuseRunning   = "running"    // the dialer is a member, but the session started without it
 )
 
 // lobbyMsg is every lobby message; Type says which fields are set. On the
@@ -89,7 +90,7 @@ func (c *lobbyConn) write(m *lobbyMsg) error {
 }
 
 // read reads one message. A malformed or oversized one gives an error
-// wrapping ErrLobbyProtocol.
+// wrapping ErrLobbyProtocol. The body's buffer grows as its bytes arrive.
 func (c *lobbyConn) read(m *lobbyMsg) error {
 	n, err := binary.ReadUvarint(c.r)
 	if err != nil {
@@ -98,8 +99,13 @@ func (c *lobbyConn) read(m *lobbyMsg) error {
 	if n > maxLobbyMessage {
 		return fmt.Errorf("%w: %s sent a message of %d bytes, limit %d", ErrLobbyProtocol, c.remote, n, maxLobbyMessage)
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.r, body); err != nil {
+	// Grow the body as its bytes arrive: a length alone does not make the
+	// reader allocate it.
+	body, err := io.ReadAll(io.LimitReader(c.r, int64(n)))
+	if err == nil && uint64(len(body)) < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return fmt.Errorf("peer: lobby: reading from %s: %w", c.remote, err)
 	}
 	*m = lobbyMsg{}

@@ -20,6 +20,9 @@ var (
 	ErrNotPlaying = errors.New("peer: the member is not playing")
 	// ErrInvalidMember is returned by Start for an invalid MemberConfig.
 	ErrInvalidMember = errors.New("peer: invalid member configuration")
+	// ErrLobbyTimeout is the error of a member whose others did not all
+	// come to the lobby within MemberConfig.LobbyTimeout.
+	ErrLobbyTimeout = errors.New("peer: the other members did not all come to the lobby in time")
 )
 
 // DefaultLobbyTimeout is how long a member waits in the lobby for the
@@ -147,6 +150,7 @@ type Member struct {
 
 	mu      sync.Mutex
 	sess    *Session
+	tr      *Transport
 	ls      *lockstep.Session
 	rec     *recorder
 	status  Status
@@ -276,7 +280,7 @@ func (m *Member) play(ctx context.Context) error {
 		return err
 	}
 	m.mu.Lock()
-	m.sess, m.ls, m.rec = sess, ls, rec
+	m.sess, m.tr, m.ls, m.rec = sess, tr, ls, rec
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))
@@ -304,17 +308,21 @@ func (m *Member) play(ctx context.Context) error {
 
 // lobby finds the other members and agrees on the session with them.
 func (m *Member) lobby(ctx context.Context) (*Session, error) {
-	ctx, cancel := context.WithTimeout(ctx, m.cfg.LobbyTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, m.cfg.LobbyTimeout, fmt.Errorf("%w (%v)", ErrLobbyTimeout, m.cfg.LobbyTimeout))
 	defer cancel()
 	others := m.cfg.Join
+	var err error
 	if m.cfg.MDNS {
-		var err error
-		if others, err = DiscoverMDNS(ctx, m.cfg.Host, "phalanx-"+m.cfg.Params.SessionID, m.cfg.Params.Members-1); err != nil {
-			return nil, err
-		}
+		others, err = DiscoverMDNS(ctx, m.cfg.Host, "phalanx-"+m.cfg.Params.SessionID, m.cfg.Params.Members-1)
 	}
-	sess, err := Join(ctx, m.cfg.Host, m.cfg.Params, others)
+	var sess *Session
+	if err == nil {
+		sess, err = Join(ctx, m.cfg.Host, m.cfg.Params, others)
+	}
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrLobbyTimeout) {
+			return nil, fmt.Errorf("lobby: %w: %v", cause, err)
+		}
 		return nil, fmt.Errorf("lobby: %w", err)
 	}
 	return sess, nil
@@ -441,6 +449,19 @@ func (m *Member) Session() *Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.sess
+}
+
+// TransportStats returns the figures of the member's transport (see
+// Transport.Stats): what went over the wire, per member; zero before the
+// lobby has ended. After the member is done they are the final ones.
+func (m *Member) TransportStats() TransportStats {
+	m.mu.Lock()
+	tr := m.tr
+	m.mu.Unlock()
+	if tr == nil {
+		return TransportStats{}
+	}
+	return tr.Stats()
 }
 
 // Events returns the session's events so far (at most 1,024).

@@ -91,6 +91,9 @@ func TestMembersPushAndPullAgree(t *testing.T) {
 	if ast.Hash != pst.Hash || ast.Hash != world.Hash() {
 		t.Errorf("final hashes: push %016x, pull %016x, pull's world %016x", ast.Hash, pst.Hash, world.Hash())
 	}
+	if ts := push.TransportStats(); len(ts.Members) != 2 || ts.Members[1-ast.Slot].BytesSent == 0 {
+		t.Errorf("transport figures after the end: %+v", ts)
+	}
 	if input == 0 || ast.Stats.Core.Commands == 0 {
 		t.Errorf("input called %d times, %d commands stepped", input, ast.Stats.Core.Commands)
 	}
@@ -173,5 +176,18 @@ func TestParseAddrs(t *testing.T) {
 	}
 	if _, err := ParseAddrs("/ip4/127.0.0.1/udp/1/quic-v1"); !errors.Is(err, ErrInvalidAddr) {
 		t.Fatalf("an address without /p2p/: %v", err)
+	}
+}
+
+// TestLobbyTimeout ends a member whose others never come, with
+// ErrLobbyTimeout.
+func TestLobbyTimeout(t *testing.T) {
+	hosts := newHosts(t, 2)
+	_, err := Run(context.Background(), MemberConfig{
+		Host: hosts[0], Params: SessionParams{SessionID: "alone", Members: 2}, Join: othersOf(hosts, 0),
+		LobbyTimeout: 300 * time.Millisecond,
+	})
+	if !errors.Is(err, ErrLobbyTimeout) {
+		t.Fatalf("err = %v, want ErrLobbyTimeout", err)
 	}
 }

@@ -15,9 +15,10 @@ import (
 // given this member its slot.
 type Recording struct {
 	Dir string
-	// SimConfig is the simulation's own parameters, recorded in the header
-	// for whatever rebuilds the simulation to verify the replay.
-	SimConfig []byte
+	// SimConfig, when set, returns the simulation's own parameters for the
+	// session (as NewSim builds it from s), recorded in the header for
+	// whatever rebuilds the simulation to verify the replay.
+	SimConfig func(s *Session) []byte
 }
 
 // recorder writes one member's replay. Its methods are called with the
@@ -38,7 +39,10 @@ func (r *Recording) start(sess *Session, sim, version string) (*recorder, error)
 	}
 	h := replay.Header{
 		Session: []byte(sess.ID), FrameLength: sess.Frame(), SimName: sim, SimVersion: version,
-		SimConfig: r.SimConfig, Seed: sess.Seed, Self: sess.Self,
+		Seed: sess.Seed, Self: sess.Self,
+	}
+	if r.SimConfig != nil {
+		h.SimConfig = r.SimConfig(sess)
 	}
 	for _, id := range sess.Members {
 		h.Members = append(h.Members, id.String())

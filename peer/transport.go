@@ -3,14 +3,11 @@ package peer
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,7 +125,7 @@ type Transport struct {
 	dialErr     []error       // by slot: why the last dial failed
 	failed      chan struct{} // closed by fail: NewTransport gives up at once
 	failErr     error
-	mismatch    chan struct{} // cap 1: a member dialled in the other mode (checkHello)
+	mismatch    chan struct{} // cap 1: a member dialled in the other mode (otherMode)
 	mismatchErr error
 
 	closeOnce sync.Once
@@ -185,8 +182,10 @@ type TransportStats struct {
 // allows; on failure it names the members it could not reach.
 //
 // A member in the other [Mode] fails the handshake (each mode has its own
-// ALPN): NewTransport then returns at once an error wrapping
-// [ErrModeMismatch] that names the member, on both sides, and logs it.
+// ALPN) once both sides have proven their identities: NewTransport then
+// returns an error wrapping [ErrModeMismatch] that names the member, on
+// both sides (the acceptor after a short grace, so the dialler hears why),
+// and logs it. A packet of anyone else never makes it give up.
 //
 // The member with the lower peer ID of each pair dials; the higher accepts.
 // An accepted connection whose libp2p identity is not a member of sess is
@@ -250,7 +249,7 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 		pc = t.impaired
 	}
 	t.qt = &quic.Transport{Conn: pc}
-	t.ln, err = t.qt.Listen(serverTLS(h.ident, cfg.Mode.alpn(), t.checkHello), cfg.Mode.quicConfig())
+	t.ln, err = t.qt.Listen(serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode), cfg.Mode.quicConfig())
 	if err != nil {
 		t.qt.Close()
 		if t.impaired != nil {
@@ -324,16 +323,34 @@ func (hostSocket) Close() error { return nil }
 // closes.
 func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 	addr := net.UDPAddrFromAddrPort(t.sess.Endpoints[slot])
-	conf := clientTLS(t.host.ident, id)
-	conf.NextProtos = []string{t.mode.alpn()}
 	backoff := 50 * time.Millisecond
 	for t.ctx.Err() == nil {
+		// A configuration per try: libp2p's check of the server's
+		// identity serves one handshake.
+		conf := clientTLS(t.host.ident, id)
+		// Our mode first, the other after it: a member in the other mode
+		// then completes the handshake in its mode, which proves it runs
+		// that mode (see serverTLS).
+		conf.NextProtos = []string{t.mode.alpn(), t.mode.other().alpn()}
 		conn, err := t.qt.Dial(t.ctx, addr, conf, t.mode.quicConfig())
-		if err == nil {
+		otherMode := err == nil && conn.ConnectionState().TLS.NegotiatedProtocol != t.mode.alpn()
+		if otherMode {
+			// The member ends the handshake once it has our proof, which
+			// tells it why; wait for that a moment, then close.
+			wait := time.NewTimer(time.Second)
+			select {
+			case <-conn.Context().Done():
+			case <-wait.C:
+			case <-t.ctx.Done():
+			}
+			wait.Stop()
+			_ = conn.CloseWithError(CodeModeMismatch, "transport mode mismatch")
+		}
+		if err == nil && !otherMode {
 			t.attach(slot, conn)
 			return
 		}
-		if refusedALPN(err) {
+		if otherMode || refusedMode(err) {
 			err = fmt.Errorf("%w: member %d (%s) refuses the %s transport (ALPN %q): it runs the %s transport", ErrModeMismatch, slot, id, t.mode, t.mode.alpn(), t.mode.other())
 			t.log.Warn("peer: transport mode mismatch", "member", slot, "id", id, "err", err)
 			t.mu.Lock()
@@ -379,57 +396,46 @@ func (t *Transport) acceptLoop() {
 	}
 }
 
-// checkHello sees every ClientHello before the handshake goes on. One that
-// offers only the other mode's ALPN comes from a member in the other mode,
-// if it comes from a member's address: the handshake is about to fail with
-// no_application_protocol (which tells the member), and this logs why and
-// makes NewTransport give up after modeMismatchGrace.
-func (t *Transport) checkHello(hello *tls.ClientHelloInfo) {
-	if slices.Contains(hello.SupportedProtos, t.mode.alpn()) {
-		return
-	}
-	theirs, ok := modeOfALPN(hello.SupportedProtos)
-	if !ok {
-		return // another protocol altogether: the handshake fails, nothing to add
-	}
+// otherMode hears of every handshake that chose the other mode's ALPN,
+// once the client has proven its identity id (see serverTLS); the
+// handshake is about to fail with a TLS alert, which tells the client. A
+// member in the other mode makes NewTransport give up after
+// modeMismatchGrace, with the reason logged; a stranger is only counted.
+// An unauthenticated packet, whatever it claims and wherever it seems to
+// come from, never gets this far.
+func (t *Transport) otherMode(id peer.ID, _ string) {
 	t.refused.Add(1)
-	var from netip.AddrPort
-	if hello.Conn != nil {
-		if a, ok := hello.Conn.RemoteAddr().(*net.UDPAddr); ok {
-			from = a.AddrPort()
-		}
-	}
-	for slot, ep := range t.sess.Endpoints {
-		if bucket.Slot(slot) == t.self || !sameAddr(ep, from) {
-			continue
-		}
-		id := t.sess.Members[slot]
-		err := fmt.Errorf("%w: member %d (%s) dialled for the %s transport, this member runs the %s transport", ErrModeMismatch, slot, id, theirs, t.mode)
-		t.log.Warn("peer: refused a connection: transport mode mismatch", "member", slot, "id", id, "err", err)
-		t.mu.Lock()
-		t.dialErr[slot] = err
-		t.mismatchErr = err
-		t.mu.Unlock()
-		select {
-		case t.mismatch <- struct{}{}:
-		default:
-		}
+	slot, member := t.sess.Slot(id)
+	if !member || slot == t.self {
+		t.host.refusals.refused("peer: refused a connection of a stranger in the other transport mode", "id", id, "ours", t.mode)
 		return
 	}
-	t.log.Warn("peer: refused a connection: transport mode mismatch", "from", from, "ours", t.mode, "theirs", theirs)
+	err := fmt.Errorf("%w: member %d (%s) dialled for the %s transport, this member runs the %s transport", ErrModeMismatch, slot, id, t.mode.other(), t.mode)
+	t.mu.Lock()
+	first := t.mismatchErr == nil
+	t.dialErr[slot] = err
+	t.mismatchErr = err
+	t.mu.Unlock()
+	if first {
+		t.log.Warn("peer: refused a connection: transport mode mismatch", "member", slot, "id", id, "err", err)
+	}
+	select {
+	case t.mismatch <- struct{}{}:
+	default:
+	}
 }
 
-func sameAddr(a, b netip.AddrPort) bool {
-	return a.Addr().Unmap() == b.Addr().Unmap() && a.Port() == b.Port()
-}
-
-// refusedALPN says whether a dial failed because the server accepts none
-// of the ALPNs offered: its TLS alert no_application_protocol (RFC 7301),
-// as a QUIC crypto error (RFC 9001 §4.8).
-func refusedALPN(err error) bool {
-	const noApplicationProtocol = 120
+// refusedMode says whether a dial failed because the member runs the other
+// mode: a listener of this version ends the handshake once it has checked
+// our identity, with the TLS alert bad_certificate (see serverTLS), and one
+// of an older version refuses our ALPN with no_application_protocol (RFC
+// 7301); either comes as a QUIC crypto error (RFC 9001 §4.8) from the
+// member we dialled, whose identity the handshake had proven by then.
+func refusedMode(err error) bool {
+	const badCertificate, noApplicationProtocol = 42, 120
 	var te *quic.TransportError
-	return errors.As(err, &te) && te.Remote && te.ErrorCode == 0x100+noApplicationProtocol
+	return errors.As(err, &te) && te.Remote &&
+		(te.ErrorCode == 0x100+badCertificate || te.ErrorCode == 0x100+noApplicationProtocol)
 }
 
 // fail makes NewTransport give up at once with err, if it has not
@@ -445,7 +451,7 @@ func (t *Transport) fail(err error) {
 
 func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why string, id peer.ID, err error) {
 	t.refused.Add(1)
-	t.log.Warn("peer: refused a datagram connection", "from", conn.RemoteAddr(), "id", id, "why", why, "err", err)
+	t.host.refusals.refused("peer: refused a datagram connection", "from", conn.RemoteAddr(), "id", id, "why", why, "err", err)
 	_ = conn.CloseWithError(code, why)
 }
 

@@ -1,6 +1,9 @@
 package reckon
 
 import (
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -38,12 +41,80 @@ func TestMeterP99IsNearestRank(t *testing.T) {
 	for i := 200; i >= 1; i-- {
 		m.Frame(time.Duration(200-i)*time.Second, Vec3{}, Vec3{Z: float64(i)})
 	}
-	if got := m.Metrics().ErrorP99; got != 198 {
-		t.Errorf("p99 of 1..200 is %v, want 198", got)
+	if got := m.Metrics().ErrorP99; math.Abs(got-198) > 0.01*198 {
+		t.Errorf("p99 of 1..200 is %v, want 198 within 1 %%", got)
 	}
 	var one Meter[Vec2]
 	one.Frame(0, Vec2{}, Vec2{3, 4})
 	if got := one.Metrics(); got != (Metrics{ErrorMean: 5, ErrorP99: 5}) {
 		t.Errorf("one frame: %+v", got)
+	}
+}
+
+// TestMeterP99WithinOnePercent feeds a meter the errors of a recorded
+// scenario run (and some of other shapes) and compares its p99 with the
+// exact nearest-rank p99 of the same errors.
+func TestMeterP99WithinOnePercent(t *testing.T) {
+	exactP99 := func(errs []float64) float64 {
+		s := slices.Clone(errs)
+		slices.Sort(s)
+		return s[int(math.Ceil(0.99*float64(len(s))))-1]
+	}
+	check := func(name string, errs []float64) {
+		t.Helper()
+		var m Meter[Vec2]
+		for i, e := range errs {
+			m.Frame(time.Duration(i)*time.Millisecond, Vec2{}, Vec2{X: e})
+		}
+		got, want := m.Metrics().ErrorP99, exactP99(errs)
+		if math.Abs(got-want) > 0.01*want*(1+1e-9) {
+			t.Errorf("%s: p99 %v, exact %v: more than 1 %% apart", name, got, want)
+		}
+		if len(m.errs.counts) > errBuckets {
+			t.Errorf("%s: %d buckets, bound %d", name, len(m.errs.counts), errBuckets)
+		}
+	}
+	// A recorded run: the displayed-versus-true errors of a cubic receiver
+	// whose updates arrive 100 ms late, one in eight lost.
+	var recorded []float64
+	path := NewPath(7)
+	owner := NewOwner[Vec2](OwnerConfig{Predictor: ConstantVelocity, Threshold: testThreshold})
+	recv := NewReceiver[Vec2](Smoothing{Predictor: ConstantVelocity, Method: Cubic, Converge: testConverge})
+	type sent struct {
+		at time.Duration
+		u  Update[Vec2]
+	}
+	var inflight []sent
+	loss := rand.New(rand.NewPCG(7, 8))
+	for i := range 60 * 60 {
+		now := time.Duration(i) * time.Second / 60
+		truth := path.Advance(now)
+		if u, ok := owner.Observe(truth); ok && loss.IntN(8) != 0 {
+			inflight = append(inflight, sent{now + 100*time.Millisecond, u})
+		}
+		for len(inflight) > 0 && inflight[0].at <= now {
+			recv.Receive(now, inflight[0].u)
+			inflight = inflight[1:]
+		}
+		if recv.Started() {
+			recorded = append(recorded, dist(recv.At(now).Pos, truth.Pos))
+		}
+	}
+	if len(recorded) < 1000 {
+		t.Fatalf("recorded %d errors", len(recorded))
+	}
+	check("recorded cubic errors", recorded)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{3, 150, 100_000} {
+		exp := make([]float64, n)
+		half := make([]float64, n)
+		for i := range exp {
+			exp[i] = r.ExpFloat64() * 4
+			if i%2 == 0 {
+				half[i] = 1e-3 * r.Float64()
+			}
+		}
+		check("exponential", exp)
+		check("half zeros", half)
 	}
 }

@@ -270,7 +270,9 @@ func (r *benchRun) measure(f *runFlags) {
 		return
 	}
 	start := time.Now()
-	res, err := locksteptest.Run(f.harnessConfig(profile, g))
+	hc := f.harnessConfig(profile, g)
+	hc.KeepSamples = true // for the plots
+	res, err := locksteptest.Run(hc)
 	if err != nil {
 		r.Error = err.Error()
 		if res == nil {

@@ -69,7 +69,8 @@ func (n *netlibRun) measure(peers, frames int, seed uint64) {
 		OnReceive: func(now time.Duration, from, to bucket.Slot, data []byte) {
 			t.observe(sideArrived, now, from, to, data)
 		},
-		Transport: n.Transport,
+		Transport:   n.Transport,
+		KeepSamples: true, // the latencies' far tail
 	})
 	if err != nil {
 		n.Error = err.Error()

@@ -41,6 +41,8 @@ type memberFlags struct {
 	packetLog string
 	mesh      bool // driven by phalanx mesh over stdin and stdout
 	showAddr  bool
+	// lobbyTimeout bounds the wait for the other members in the lobby.
+	lobbyTimeout time.Duration
 }
 
 func (mf *memberFlags) register(fs *flag.FlagSet) {
@@ -55,7 +57,8 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&mf.key, "key", "", "identity key file (created if missing; empty: a fresh identity)")
 	fs.BoolVar(&mf.mdns, "mdns", false, "find the other members on the LAN with mDNS instead of --join")
 	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per packet sent or received to `FILE`")
-	fs.BoolVar(&mf.showAddr, "show-addr", false, "print this member's address (for the others' --join) and exit; use with --key and a fixed --listen port")
+	fs.BoolVar(&mf.showAddr, "show-addr", false, "print every address this member listens on (for the others' --join; with --json as a JSON list) and exit; use with --key and a fixed --listen port")
+	fs.DurationVar(&mf.lobbyTimeout, "lobby-timeout", 5*time.Minute, "give up when the other members have not all answered in the lobby after this long")
 }
 
 // errShowAddr ends a member that was only asked for its address.
@@ -96,6 +99,14 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if !mesh && !mf.mdns && !mf.showAddr && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
+		for _, a := range mf.join { // before the host starts
+			if _, err := libp2ppeer.AddrInfoFromString(a); err != nil {
+				return fmt.Errorf("--join %q: %v; want /ip4/ADDR/udp/PORT/quic-v1/p2p/ID as another member's --show-addr prints it", a, err)
+			}
+		}
+		if mf.lobbyTimeout <= 0 {
+			return fmt.Errorf("--lobby-timeout %v: want more than 0", mf.lobbyTimeout)
+		}
 		return nil
 	}
 	if code := parseFlags(fs, args, check); code >= 0 {
@@ -112,7 +123,8 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	timeout := time.Duration(mf.frames)*time.Duration(mf.frameMS)*time.Millisecond + 2*time.Minute
+	run := time.Duration(mf.frames) * time.Duration(mf.frameMS) * time.Millisecond
+	timeout := mf.lobbyTimeout + run + run/10 + 2*time.Minute // beyond phalanx mesh's own limit
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := runMember(ctx, &mf, stdout, stderr)
@@ -125,7 +137,7 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	if mesh {
 		b, _ := json.Marshal(memberMsg{Type: "result", Slot: res.Slot, Result: res})
 		fmt.Fprintln(stdout, string(b))
-	} else {
+	} else if res.Slot >= 0 { // it took part in a session
 		fmt.Fprintf(stdout, "member %d: stepped to frame %d, final hash %s, %d stalls\n", res.Slot, res.Stepped, res.FinalHash, res.Stalls)
 		for _, e := range res.Events {
 			fmt.Fprintf(stdout, "  event: %s of member %d at frame %d\n", e.Type, e.Member, e.Frame)
@@ -163,11 +175,24 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	case mf.mesh:
 		b, _ := json.Marshal(memberMsg{Type: "addrs", Addrs: addrs})
 		fmt.Fprintln(stdout, string(b))
+	case mf.showAddr && mf.json:
+		b, _ := json.Marshal(struct {
+			ID    string   `json:"id"`
+			Addrs []string `json:"addrs"`
+		}{host.ID().String(), addrs})
+		fmt.Fprintln(stdout, string(b))
+		return res, errShowAddr
 	case mf.showAddr:
-		fmt.Fprintln(stdout, addrs[0])
+		// Every address: listening on 0.0.0.0 gives one per interface, and
+		// another machine needs one of the non-loopback ones.
+		for _, a := range addrs {
+			fmt.Fprintln(stdout, a)
+		}
 		return res, errShowAddr
 	default:
-		fmt.Fprintf(stdout, "listening on %s\n", addrs[0])
+		for _, a := range addrs {
+			fmt.Fprintf(stdout, "listening on %s\n", a)
+		}
 	}
 
 	// The other members' addresses.
@@ -200,10 +225,13 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	if err != nil {
 		return res, err
 	}
-	sess, err := peer.Join(ctx, host, peer.SessionParams{
+	lobbyCtx, cancelLobby := context.WithTimeoutCause(ctx, mf.lobbyTimeout,
+		fmt.Errorf("gave up after --lobby-timeout %v: start the members missing, check the --join addresses, or raise --lobby-timeout", mf.lobbyTimeout))
+	sess, err := peer.Join(lobbyCtx, host, peer.SessionParams{
 		SessionID: mf.session, Members: mf.peers, FrameMillis: mf.frameMS,
 		Sim: mf.sim, SimVersion: g0.version,
 	}, others)
+	cancelLobby()
 	if err != nil {
 		return res, err
 	}
@@ -267,6 +295,12 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	frames := bucket.Frame(mf.frames)
 
 	var mu sync.Mutex
+	stepped := bucket.Frame(-1) // the newest frame of the run stepped, under mu
+	// The commands submitted and executed since the last progress line,
+	// streamed to phalanx mesh with it: bounded by the commands of one
+	// progress interval.
+	batch := memberMsg{Type: "cmds", Slot: int(sess.Self)}
+	submitted := int64(0)
 	// Cursors shared by dead reckoning, outside the lockstep agreement.
 	cursors := cursor.New(cursor.Config{Members: mf.peers, Self: int(sess.Self), Seed: sess.Seed.Uint64()})
 	sessionTime := func() time.Duration { return time.Since(sess.Start) }
@@ -287,11 +321,14 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 			if f >= frames {
 				return
 			}
+			stepped = f
 			if rw != nil {
 				_ = rw.Record(lockstep.Bucket{Frame: f, Commands: cmds}, sim) // the writer keeps its error for Close
 			}
-			for _, c := range cmds {
-				res.Execs = append(res.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+			if mf.mesh {
+				for _, c := range cmds {
+					batch.Execs = append(batch.Execs, [3]int64{int64(c.Slot), int64(c.Seq), now})
+				}
 			}
 			if f == frames-1 {
 				res.FinalHash, res.Completed = fmt.Sprintf("%016x", sim.Hash()), true
@@ -377,9 +414,12 @@ loop:
 				if err := s.Submit(c); err != nil {
 					break
 				}
-				mu.Lock()
-				res.Submits = append(res.Submits, [2]int64{int64(len(res.Submits)), time.Now().UnixNano()})
-				mu.Unlock()
+				if mf.mesh {
+					mu.Lock()
+					batch.Submits = append(batch.Submits, [2]int64{submitted, time.Now().UnixNano()})
+					mu.Unlock()
+				}
+				submitted++
 			}
 		}
 		if mf.mesh && time.Since(lastProgress) >= 500*time.Millisecond {
@@ -404,9 +444,17 @@ loop:
 				RTTms: float64(rtt) / 1e6, Delay: st.Core.Delay, Stalls: st.Core.Stalls,
 				UpBps: float64(up) / secs, DownBps: float64(down) / secs})
 			fmt.Fprintln(stdout, string(b))
+			flushCmds(stdout, &mu, &batch)
 		}
 	}
 	res.Seconds = time.Since(measureFrom).Seconds()
+	if mf.mesh {
+		flushCmds(stdout, &mu, &batch)
+		if rss, cpu, err := procUsage(os.Getpid()); err == nil {
+			res.EndRSSMB, res.EndCPUS = rss, cpu
+		}
+		res.EndHeapKB = liveHeapKB()
+	}
 	mu.Lock()
 	res.Reckon = cursors.Metrics(sessionTime())
 	mu.Unlock()
@@ -424,7 +472,12 @@ loop:
 		mu.Unlock()
 	}
 	st := s.Stats()
-	res.Stepped, res.Stalls, res.Delay = int64(st.Stepped), st.Core.Stalls, st.Core.Delay
+	mu.Lock()
+	// Not st.Stepped: the session updates its counters after OnStep, so
+	// they may lag behind the frame that ended the run.
+	res.Stepped = int64(stepped)
+	mu.Unlock()
+	res.Stalls, res.Delay = st.Core.Stalls, st.Core.Delay
 	res.BytesUp, res.BytesDown, res.Packets = wireBytes(tr)
 	res.OneWay = oneWaySample(tr)
 	if runErrV == nil {
@@ -441,6 +494,19 @@ loop:
 		runErrV = errors.New("interrupted")
 	}
 	return res, runErrV
+}
+
+// flushCmds prints the batch of submitted and executed commands, if any,
+// for phalanx mesh, and empties it.
+func flushCmds(stdout io.Writer, mu *sync.Mutex, batch *memberMsg) {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(batch.Submits)+len(batch.Execs) == 0 {
+		return
+	}
+	b, _ := json.Marshal(batch)
+	fmt.Fprintln(stdout, string(b))
+	batch.Submits, batch.Execs = batch.Submits[:0], batch.Execs[:0]
 }
 
 // transportMode returns the peer transport mode of a --transport value

@@ -44,6 +44,10 @@ type memberMsg struct {
 	Stalls  int64   `json:"stalls,omitempty"`
 	UpBps   float64 `json:"up_bps,omitempty"`
 	DownBps float64 `json:"down_bps,omitempty"`
+	// cmds: the commands this member submitted (seq, unix ns) and
+	// executed (slot, seq, unix ns) since its previous cmds line
+	Submits [][2]int64 `json:"submits,omitempty"`
+	Execs   [][3]int64 `json:"execs,omitempty"`
 	// result
 	Result *memberResult `json:"result,omitempty"`
 }
@@ -62,8 +66,6 @@ type memberResult struct {
 	Packets    int64                            `json:"packets_up"`
 	Seconds    float64                          `json:"seconds"`     // how long it measured
 	CPUSeconds float64                          `json:"cpu_seconds"` // CPU time the process used meanwhile
-	Submits    [][2]int64                       `json:"submits"`     // seq, unix ns
-	Execs      [][3]int64                       `json:"execs"`       // slot, seq, unix ns
 	OneWay     []float64                        `json:"oneway_ms"`   // delays the network applied to its packets (a sample)
 	Events     []event                          `json:"events"`
 	Reckon     map[reckon.Method]reckon.Metrics `json:"reckon"`
@@ -71,6 +73,14 @@ type memberResult struct {
 	// Stopped is the reason this member stopped by the rules (dropped,
 	// minority), with the error saying so in Error; "" otherwise.
 	Stopped string `json:"stopped,omitempty"`
+	// EndRSSMB and EndCPUS are the member's own reading when it finished
+	// its frames: its resident set size and the CPU time it used in all
+	// (phalanx mesh --json), the last sample of its series.
+	EndRSSMB float64 `json:"end_rss_mb,omitempty"`
+	EndCPUS  float64 `json:"end_cpu_s,omitempty"`
+	// EndHeapKB is its live heap after a garbage collection at the same
+	// moment, the session still open.
+	EndHeapKB float64 `json:"end_heap_kb,omitempty"`
 }
 
 func runMesh(args []string, stdout, stderr io.Writer) int {
@@ -96,7 +106,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		freezes[idx] = meshFreeze{frame: frame, d: d}
 		return nil
 	})
-	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a minute)")
+	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
 		fmt.Fprintln(stderr, "\nRuns every member as its own process over real QUIC on loopback, impaired by the profile.")
@@ -129,7 +139,11 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		killAt[idx] = frame
 	}
 	if *timeout == 0 {
-		*timeout = time.Duration(f.frames)*time.Duration(f.frameMS)*time.Millisecond + time.Minute
+		// A session under load runs behind the wall clock: an hour of
+		// 8 members on a busy 2-core machine fell more than a minute
+		// behind.
+		run := time.Duration(f.frames) * time.Duration(f.frameMS) * time.Millisecond
+		*timeout = run + run/10 + time.Minute
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -144,7 +158,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, lat: newCmdLatencies()}
 	return m.run(ctx, exe)
 }
 
@@ -159,6 +173,11 @@ type meshProc struct {
 	killed   bool
 	frozen   bool
 	exitErr  error
+	// usage is its series of memory and CPU samples: bounded by the
+	// run's time limit over the sampling interval (about 60 a run).
+	usage    []usageSample
+	usageAt  time.Duration // when the last sample was taken
+	usageCPU float64       // the CPU seconds used by then
 }
 
 // meshFreeze is one --freeze: at a frame, for a while.
@@ -178,6 +197,7 @@ type meshRun struct {
 
 	mu    sync.Mutex
 	procs []*meshProc
+	lat   *cmdLatencies
 }
 
 func (m *meshRun) memberArgs(index int) []string {
@@ -201,6 +221,9 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		p   *meshProc
 		msg memberMsg
 	}, 64)
+	// The readers send to feed and the last one closes it; the loop below
+	// reads lines, which it sets to nil when it stops reading.
+	feed := lines
 	var readers sync.WaitGroup
 	for i := range m.n {
 		cmd := exec.CommandContext(ctx, exe, m.memberArgs(i)...)
@@ -235,7 +258,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					fmt.Fprintf(m.stderr, "[member %d] %s\n", p.index, sc.Text())
 					continue
 				}
-				lines <- struct {
+				feed <- struct {
 					p   *meshProc
 					msg memberMsg
 				}{p, msg}
@@ -244,17 +267,19 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	}
 	go func() {
 		readers.Wait()
-		close(lines)
+		close(feed)
 	}()
 	tty := isTerminal(m.stdout)
 	over := "datagrams"
 	if m.f.transport == locksteptest.TransportStream {
 		over = "streams (the reliable ordered baseline)"
 	}
-	fmt.Fprintf(m.stdout, "%d members over QUIC %s on loopback, profile %s, %d frames of %s at %d ms\n", m.n, over, m.f.profile, m.f.frames, m.f.sim, m.f.frameMS)
+	fmt.Fprintf(m.stdout, "%s over QUIC %s on loopback, profile %s, %d frames of %s at %d ms\n", plural(m.n, "member"), over, m.f.profile, m.f.frames, m.f.sim, m.f.frameMS)
 	ticker := time.NewTicker(500 * time.Millisecond)
 	defer ticker.Stop()
 	lastPrint := time.Time{}
+	every := usageInterval(time.Duration(m.f.frames) * time.Duration(m.f.frameMS) * time.Millisecond)
+	lastUsage := -every
 	drawn := 0
 	addrsSent := false
 	for lines != nil {
@@ -275,6 +300,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					l.p.killed = true
 					_ = l.p.cmd.Process.Signal(syscall.SIGKILL)
 					fmt.Fprintf(m.stderr, "phalanx mesh: killed member process %d at frame %d\n", l.p.index, l.msg.Frame)
+					m.lat.recheck(m.live())
 				}
 				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
 					l.p.frozen = true
@@ -283,8 +309,19 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					time.AfterFunc(fz.d, func() { _ = proc.Signal(syscall.SIGCONT) })
 					fmt.Fprintf(m.stderr, "phalanx mesh: stopped member process %d at frame %d for %v\n", l.p.index, l.msg.Frame, fz.d)
 				}
+			case "cmds":
+				live := m.live()
+				for _, s := range l.msg.Submits {
+					m.lat.submitted(int64(l.msg.Slot), s[0], s[1], live)
+				}
+				for _, e := range l.msg.Execs {
+					m.lat.executed(l.p.index, e[0], e[1], e[2], live)
+				}
 			case "result":
 				l.p.result = l.msg.Result
+				if r := l.msg.Result; r.EndRSSMB > 0 {
+					l.p.addUsage(time.Since(start), r.Stepped, r.EndRSSMB, r.EndCPUS)
+				}
 			}
 			if !addrsSent {
 				all := true
@@ -308,6 +345,15 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 			m.mu.Unlock()
 		case <-ticker.C:
 			m.mu.Lock()
+			if t := time.Since(start); t-lastUsage >= every {
+				lastUsage = t
+				for _, p := range m.procs {
+					if p.result == nil && !p.killed {
+						p.sampleUsage(t)
+					}
+				}
+				m.lat.sweep(time.Now())
+			}
 			if tty {
 				drawn = m.drawTable(drawn)
 			} else if time.Since(lastPrint) >= 5*time.Second {
@@ -330,8 +376,10 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	}
 	rep, ok := m.report(time.Since(start))
 	rep.print(m.stdout)
+	usage := m.usage()
+	printUsage(m.stdout, usage)
 	if m.f.json {
-		b, _ := json.Marshal(meshReport{rep, m.f.transport, m.exits()})
+		b, _ := json.Marshal(meshReport{rep, m.f.transport, usage})
 		fmt.Fprintln(m.stdout, string(b))
 	}
 	if !ok || !rep.Identical {
@@ -344,37 +392,8 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 // how the packets travelled.
 type meshReport struct {
 	*report
-	Transport string     `json:"transport"` // datagram or stream
-	Members   []meshExit `json:"members"`   // each member process's end
-}
-
-// meshExit is how one member process ended: its exit status and, for a
-// member stopped by the rules, the reason.
-type meshExit struct {
-	Index  int    `json:"index"`
-	Slot   int    `json:"slot"`
-	Exit   int    `json:"exit"`             // the process's exit status, -1 when killed by a signal
-	Reason string `json:"reason,omitempty"` // killed, or why it stopped: dropped, minority
-	Error  string `json:"error,omitempty"`
-}
-
-// exits returns how every member process ended.
-func (m *meshRun) exits() []meshExit {
-	out := []meshExit{}
-	for _, p := range m.procs {
-		e := meshExit{Index: p.index, Slot: p.slot, Exit: p.cmd.ProcessState.ExitCode()}
-		if p.killed {
-			e.Reason = "killed"
-		}
-		if p.result != nil {
-			e.Slot, e.Error = p.result.Slot, p.result.Error
-			if p.result.Stopped != "" {
-				e.Reason = p.result.Stopped
-			}
-		}
-		out = append(out, e)
-	}
-	return out
+	Transport string        `json:"transport"` // datagram or stream
+	Members   []memberUsage `json:"members"`   // each member process: how it ended, its memory and CPU over time
 }
 
 // abort kills the member processes started so far and waits for them.
@@ -407,8 +426,18 @@ func (m *meshRun) progressLine(p *meshProc) string {
 	case pr.Type == "":
 		state = "joining"
 	}
-	return fmt.Sprintf("  member %d (slot %2d) %-8s frame %5d/%d  rtt %6.1f ms  delay %2d frames  stalls %4d  %7.0f B/s up %7.0f B/s down",
-		p.index, pr.Slot, state, pr.Frame, m.f.frames, pr.RTTms, pr.Delay, pr.Stalls, pr.UpBps, pr.DownBps)
+	// Slot and frames only once known: the lobby gives the slot; a member
+	// reports the newest frame it stepped (-1 before the first), and its
+	// result the last frame of the run it stepped.
+	slot, frames := " -", "    -"
+	switch {
+	case p.result != nil && p.result.Slot >= 0:
+		slot, frames = fmt.Sprintf("%2d", p.result.Slot), fmt.Sprintf("%5d", min(p.result.Stepped+1, int64(m.f.frames)))
+	case pr.Type != "":
+		slot, frames = fmt.Sprintf("%2d", pr.Slot), fmt.Sprintf("%5d", min(pr.Frame+1, int64(m.f.frames)))
+	}
+	return fmt.Sprintf("  member %d (slot %s) %-8s frames %s/%d  rtt %6.1f ms  delay %2d frames  stalls %4d  %7.0f B/s up %7.0f B/s down",
+		p.index, slot, state, frames, m.f.frames, pr.RTTms, pr.Delay, pr.Stalls, pr.UpBps, pr.DownBps)
 }
 
 // drawTable redraws the progress table in place; drawn is how many lines
@@ -464,8 +493,6 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	hashes := map[string][]int{}
 	var stalls, up, down, packets int64
 	var secs, cpu float64
-	submits := map[[2]int64]int64{} // (slot, seq) → submit time
-	execs := map[[2]int64][]int64{}
 	var oneway []time.Duration
 	var cursors []map[reckon.Method]reckon.Metrics
 	for _, res := range results {
@@ -488,13 +515,6 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 		}
 		r.DelayFrames = append(r.DelayFrames, res.Delay)
 		r.Events = append(r.Events, res.Events...)
-		for _, s := range res.Submits {
-			submits[[2]int64{int64(res.Slot), s[0]}] = s[1]
-		}
-		for _, e := range res.Execs {
-			k := [2]int64{e[0], e[1]}
-			execs[k] = append(execs[k], e[2])
-		}
 		for _, d := range res.OneWay {
 			oneway = append(oneway, time.Duration(d*float64(time.Millisecond)))
 		}
@@ -507,14 +527,17 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 		}
 	}
 	r.Desyncs = len(results) - best
-	var lat []time.Duration
-	for k, sub := range submits {
-		ex := execs[k]
-		if len(ex) < len(results) {
-			continue // not executed on every survivor within the run
+	// Commands still waiting for a member that has since gone count once
+	// every survivor executed them; the rest were not executed on every
+	// survivor within the run.
+	var survivors uint64
+	for _, p := range m.procs {
+		if !p.killed && p.result != nil {
+			survivors |= 1 << p.index
 		}
-		lat = append(lat, time.Duration(slices.Max(ex)-sub))
 	}
+	m.lat.recheck(survivors)
+	lat := &m.lat.lat
 	n := float64(max(1, len(results)))
 	secs = max(secs, 1e-9)
 	r.StallRate = math.Round(float64(stalls)/n/float64(f.frames)*1e5) / 1e5
@@ -522,13 +545,13 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(packets)/n/secs*10) / 10
 	r.CPUPercent = math.Round(cpu/n*1000) / 10
-	r.Latency.P50 = ms(locksteptest.Percentile(lat, 50))
-	r.Latency.P95 = ms(locksteptest.Percentile(lat, 95))
-	r.Latency.P99 = ms(locksteptest.Percentile(lat, 99))
-	r.Latency.Max = ms(locksteptest.Percentile(lat, 100))
+	r.Latency.P50 = roundMS(lat.Quantile(50))
+	r.Latency.P95 = roundMS(lat.Quantile(95))
+	r.Latency.P99 = roundMS(lat.Quantile(99))
+	r.Latency.Max = roundMS(lat.Quantile(100))
 	r.OneWay.P50 = ms(locksteptest.Percentile(oneway, 50))
 	r.OneWay.P99 = ms(locksteptest.Percentile(oneway, 99))
-	r.Commands = len(lat)
+	r.Commands = int(lat.Count())
 	r.Reckon = mergeReckon(cursors)
 	r.VirtualS = math.Round(secs*100) / 100
 	r.WallS = math.Round(wall.Seconds()*100) / 100

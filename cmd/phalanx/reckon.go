@@ -50,6 +50,13 @@ func mergeReckon(all []map[reckon.Method]reckon.Metrics) reckonReport {
 // outside the lockstep agreement; the lockstep traffic is not modelled
 // here).
 func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
+	return simulateCursorsThen(f, profile, nil)
+}
+
+// simulateCursorsThen is simulateCursors calling atEnd, when not nil,
+// after the last frame while everything the simulation keeps is still
+// live (the memory tests measure it then).
+func simulateCursorsThen(f *runFlags, profile netsim.Profile, atEnd func()) reckonReport {
 	frame := time.Duration(f.frameMS) * time.Millisecond
 	root := rng.SeedFromUint64(f.seed).PCG().Derive("cursors")
 	shares := make([]*cursor.Share, f.peers)
@@ -93,6 +100,9 @@ func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
 				}
 			})
 		}
+	}
+	if atEnd != nil {
+		atEnd()
 	}
 	var all []map[reckon.Method]reckon.Metrics
 	for _, s := range shares {

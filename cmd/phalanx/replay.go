@@ -280,7 +280,7 @@ func replayInspect(args []string, stdout, stderr io.Writer) int {
 	name := files[0]
 	f, err := replay.OpenFile(name)
 	if err != nil {
-		fmt.Fprintf(stdout, "%s: %v\n", name, err)
+		fmt.Fprintf(stdout, "FAIL %s: %v\n", name, err)
 		return 1
 	}
 	defer f.Close()
@@ -360,14 +360,22 @@ func replayInspect(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  chunks       %d read whole\n", f.Chunks())
 	if in.end != nil {
 		fmt.Fprintf(stdout, "  end          %s at frame %d, final hash %016x\n", in.end.Reason, in.end.LastFrame, in.end.FinalHash)
+	}
+	if readErr == nil {
 		return 0
 	}
+	// A file is valid for inspect exactly when it is for verify: both read
+	// it with the same reader, bounded by the same trailer, and end with
+	// the same FAIL line.
 	fmt.Fprintf(stdout, "  damaged      readable up to frame %d; then: %v\n", f.LastFrame(), readErr)
-	if t, err := f.Trailer(); err == nil {
-		fmt.Fprintf(stdout, "  trailer      %s at frame %d, final hash %016x (read from the end of the file)\n", t.Reason, t.LastFrame, t.FinalHash)
-	} else {
-		fmt.Fprintf(stdout, "  trailer      none: %v\n", err)
+	if in.end == nil {
+		if t, err := f.Trailer(); err == nil {
+			fmt.Fprintf(stdout, "  trailer      %s at frame %d, final hash %016x (read from the end of the file)\n", t.Reason, t.LastFrame, t.FinalHash)
+		} else {
+			fmt.Fprintf(stdout, "  trailer      none: %v\n", err)
+		}
 	}
+	fmt.Fprintf(stdout, "FAIL %s: %v\n", name, readErr)
 	return 1
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
 	"github.com/phalanx-net/phalanx/peer/netsim"
@@ -36,7 +37,7 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
-	fs.IntVar(&f.peers, "peers", peers, "number of members")
+	fs.IntVar(&f.peers, "peers", peers, "number of members: 1 to 64 (--sim rts: 1 to 16)")
 	fs.IntVar(&f.frames, "frames", frames, "frames to play")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the game, the generators and the network")
 	fs.StringVar(&f.profile, "profile", "broadband", "network profile: lan, broadband, intercontinental, bad, modem, or a profile file")
@@ -55,6 +56,8 @@ func (f *runFlags) check() error {
 	switch {
 	case f.peers < 1 || f.peers > 64:
 		return fmt.Errorf("--peers %d: want 1..64", f.peers)
+	case f.sim == "rts" && f.peers > rts.MaxPlayers:
+		return fmt.Errorf("--peers %d: the rts simulation takes 1..%d players (--sim null takes up to 64)", f.peers, rts.MaxPlayers)
 	case f.frames < 1:
 		return fmt.Errorf("--frames %d: want at least 1", f.frames)
 	case f.frameMS < 1 || f.frameMS > 1000:
@@ -395,13 +398,13 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	r.Datagrams = math.Round(float64(dgrams)/n/secs*10) / 10
 	r.Statements.Signed = math.Round(float64(signed)/n/secs*10) / 10
 	r.Statements.Verified = math.Round(float64(verified)/n/secs*10) / 10
-	r.Latency.P50 = ms(locksteptest.Percentile(res.Latencies, 50))
-	r.Latency.P95 = ms(locksteptest.Percentile(res.Latencies, 95))
-	r.Latency.P99 = ms(locksteptest.Percentile(res.Latencies, 99))
-	r.Latency.Max = ms(locksteptest.Percentile(res.Latencies, 100))
-	r.OneWay.P50 = ms(locksteptest.Percentile(res.OneWay, 50))
-	r.OneWay.P99 = ms(locksteptest.Percentile(res.OneWay, 99))
-	r.Commands = len(res.Latencies)
+	r.Latency.P50 = ms(res.LatencyPercentile(50))
+	r.Latency.P95 = ms(res.LatencyPercentile(95))
+	r.Latency.P99 = ms(res.LatencyPercentile(99))
+	r.Latency.Max = ms(res.LatencyPercentile(100))
+	r.OneWay.P50 = ms(res.OneWayPercentile(50))
+	r.OneWay.P99 = ms(res.OneWayPercentile(99))
+	r.Commands = res.Commands()
 	r.VirtualS = math.Round(res.Duration.Seconds()*100) / 100
 	r.WallS = math.Round(wall.Seconds()*100) / 100
 	return r
@@ -434,7 +437,7 @@ func (r *report) print(w io.Writer) {
 	for _, sd := range r.Sides {
 		fmt.Fprintf(w, "  side %v: dropped %v, final hash %s\n", sd.Members, sd.Dropped, sd.FinalHash)
 	}
-	fmt.Fprintf(w, "%d members, %d frames of %s at %d ms, profile %s, seed %d\n", r.Peers, r.Frames, r.Sim, r.FrameMS, r.Profile, r.Seed)
+	fmt.Fprintf(w, "%s, %d frames of %s at %d ms, profile %s, seed %d\n", plural(r.Peers, "member"), r.Frames, r.Sim, r.FrameMS, r.Profile, r.Seed)
 	fmt.Fprintf(w, "  latency submit→execution on the last member: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (%d commands)\n",
 		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Commands)
 	fmt.Fprintf(w, "  network one-way delay (the floor): p50 %.1f ms, p99 %.1f ms\n", r.OneWay.P50, r.OneWay.P99)

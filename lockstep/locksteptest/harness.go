@@ -4,10 +4,12 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/quantile"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 	"github.com/phalanx-net/phalanx/peer/netsim"
@@ -68,6 +70,11 @@ type Config struct {
 	// receives, as it receives it: over the stream transport, as the stream
 	// hands it on in order. data is valid only during the call.
 	OnReceive func(now time.Duration, from, to bucket.Slot, data []byte)
+	// KeepSamples, when set, keeps every command's latency and every
+	// datagram's one-way delay in Result.Latencies and Result.OneWay, for
+	// plots: memory that grows with the run. Unset, a run keeps only
+	// their bounded sketches (Result.LatencyPercentile, OneWayPercentile).
+	KeepSamples bool
 	// Transport carries the cores' datagrams: "" or TransportDatagram, one
 	// unreliable datagram each; TransportStream, a reliable ordered stream
 	// per ordered pair of members (see Stream), whose retransmissions count
@@ -112,10 +119,50 @@ type Result struct {
 	Desynced  int             // survivors whose history differs from the first survivor's
 	Duration  time.Duration
 
-	Latencies []time.Duration // per command: submit to execution on the last survivor
-	OneWay    []time.Duration // per delivered datagram: send to arrival, queueing included
-	Lost      int64           // datagrams the network lost or dropped
-	Streams   []StreamStats   // over the stream transport: per member, its outgoing streams' counters summed
+	// Latencies (per command: submit to execution on the last survivor)
+	// and OneWay (per delivered datagram: send to arrival, queueing
+	// included) are every sample, kept only with Config.KeepSamples;
+	// LatencyPercentile and OneWayPercentile answer from bounded sketches
+	// of the same samples either way.
+	Latencies []time.Duration
+	OneWay    []time.Duration
+	Lost      int64         // datagrams the network lost or dropped
+	Streams   []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
+
+	latency, oneWay quantile.Sketch // nanoseconds
+}
+
+// Commands returns how many commands have a latency: those executed on
+// every survivor.
+func (r *Result) Commands() int { return int(r.latency.Count()) }
+
+// LatencyPercentile returns the nearest-rank p-th percentile (p in
+// [0, 100]) of the commands' latencies, within 1 % of the exact one (the
+// 0th and 100th exactly), or 0 for none.
+func (r *Result) LatencyPercentile(p float64) time.Duration {
+	return time.Duration(math.Round(r.latency.Quantile(p)))
+}
+
+// OneWayPercentile returns the nearest-rank p-th percentile of the
+// delivered datagrams' one-way delays, within 1 % of the exact one, or 0
+// for none.
+func (r *Result) OneWayPercentile(p float64) time.Duration {
+	return time.Duration(math.Round(r.oneWay.Quantile(p)))
+}
+
+// addLatency and addOneWay count one sample.
+func (r *Result) addLatency(d time.Duration, keep bool) {
+	r.latency.Add(float64(d))
+	if keep {
+		r.Latencies = append(r.Latencies, d)
+	}
+}
+
+func (r *Result) addOneWay(d time.Duration, keep bool) {
+	r.oneWay.Add(float64(d))
+	if keep {
+		r.OneWay = append(r.OneWay, d)
+	}
 }
 
 // Member is one member's view of a run.
@@ -135,8 +182,8 @@ type Member struct {
 	Stepped   bucket.Frame // newest frame stepped
 	FinalHash uint64       // state hash after frame Frames-1 (or the newest stepped)
 	Stats     lockstep.Stats
-	Events    []lockstep.Event // everything its core reported
-	Errors    []error          // Submit errors
+	Events    []lockstep.Event // everything its core reported: a few per membership change or desync
+	Errors    []error          // Submit and Leave errors: the first maxErrors
 }
 
 // ErrTimeout is returned when the run does not finish within MaxTime.
@@ -197,10 +244,8 @@ type member struct {
 	links     []*netsim.Link
 	wakeGen   uint64
 	wakeAt    time.Duration
-	inputs    []uint64 // input hash of each frame stepped
-	states    []uint64 // state hash after each frame stepped
-	errs      []error
-	events    []lockstep.Event
+	errs      []error          // Submit and Leave errors: the first maxErrors
+	events    []lockstep.Event // a few per membership change or desync
 	final     uint64
 	stepped   bucket.Frame
 	killed    bool
@@ -214,10 +259,19 @@ type member struct {
 	lastStep  time.Duration
 	maxWait   time.Duration
 	peakHeld  int
-	sections  []lockstep.Section
+	sections  []lockstep.Section // reused every frame
 }
 
 func (m *member) active() bool { return !m.killed && !m.left && !m.stopped }
+
+// maxErrors is how many errors a member keeps: the first ones.
+const maxErrors = 64
+
+func (m *member) fail(err error) {
+	if len(m.errs) < maxErrors {
+		m.errs = append(m.errs, err)
+	}
+}
 
 type commandKey struct {
 	slot bucket.Slot
@@ -229,17 +283,22 @@ type pending struct {
 	executed  []time.Duration // per member, -1 until executed there
 }
 
-// harness is one run in progress.
+// harness is one run in progress. What it keeps is bounded by the
+// configuration, not by the run's length: the queue and the free lists by
+// the events in flight (datagrams on the way, one wake-up per member,
+// commands scheduled two frames ahead), cmds by the commands in flight
+// (and those a killed member left unexecuted), history by its window.
 type harness struct {
 	cfg        Config
 	q          queue
 	seq        uint64
 	now        time.Duration
 	members    []*member
-	free       []*event
-	cmds       map[commandKey]*pending
+	free       []*event                // recycled events: at most the queue's largest size
+	cmds       map[commandKey]*pending // commands submitted, not yet executed by every active member
+	history    *history                // the members' newest frames' hashes, compared as they step
 	res        *Result
-	bufs       [][]byte
+	bufs       [][]byte      // recycled datagram buffers: at most the queue's largest size
 	splitFrom  time.Duration // a partition is in force in [splitFrom, splitTo)
 	splitTo    time.Duration
 	splitGroup uint64        // the members cut off from the rest, or 0 for halves
@@ -279,7 +338,7 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Transport != "" && cfg.Transport != TransportDatagram && cfg.Transport != TransportStream {
 		return nil, fmt.Errorf("locksteptest: unknown transport %q", cfg.Transport)
 	}
-	h := &harness{cfg: cfg, cmds: make(map[commandKey]*pending), res: &Result{Frames: cfg.Frames, Diverged: -1}}
+	h := &harness{cfg: cfg, cmds: make(map[commandKey]*pending), history: newHistory(cfg.Members), res: &Result{Frames: cfg.Frames, Diverged: -1}}
 	root := rng.SeedFromUint64(cfg.Seed).PCG()
 	if cfg.Transport == TransportStream {
 		h.streams = newStreamNet(cfg.Members, cfg.Profile, root)
@@ -333,7 +392,9 @@ func Run(cfg Config) (*Result, error) {
 			for _, m := range h.members {
 				for _, c := range cfg.Commands(m.slot, nextCmdFrame) {
 					at := time.Duration(nextCmdFrame)*frame + time.Duration(submits.Uint64n(uint64(frame)))
-					h.push(&event{at: at, kind: evSubmit, to: m.slot, data: c})
+					e := h.newEvent()
+					e.at, e.kind, e.to, e.data = at, evSubmit, m.slot, c
+					h.push(e)
 				}
 			}
 		}
@@ -382,7 +443,7 @@ func Run(cfg Config) (*Result, error) {
 				continue
 			}
 		case evDeliver:
-			h.res.OneWay = append(h.res.OneWay, h.now-e.sent)
+			h.res.addOneWay(h.now-e.sent, h.cfg.KeepSamples)
 			if h.cfg.OnReceive != nil {
 				h.cfg.OnReceive(h.now, e.from, e.to, e.data)
 			}
@@ -395,7 +456,7 @@ func Run(cfg Config) (*Result, error) {
 		case evSubmit:
 			if _, err := m.core.Submit(h.now, e.data); err != nil {
 				if !errors.Is(err, lockstep.ErrClosed) {
-					m.errs = append(m.errs, err)
+					m.fail(err)
 				}
 			} else {
 				seq := uint32(m.core.Stats().Submitted - 1)
@@ -423,7 +484,7 @@ func (h *harness) inject(f Fault) {
 		m := h.members[f.Slot]
 		if m.active() {
 			if _, err := m.core.Leave(h.now); err != nil {
-				m.errs = append(m.errs, err)
+				m.fail(err)
 			}
 			h.ready(m)
 		}
@@ -621,9 +682,9 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 			h.cfg.Perturb(m.slot, m.sim)
 		}
 	}
-	m.inputs = append(m.inputs, lockstep.InputHash(b.Frame, b.Commands))
+	input := lockstep.InputHash(b.Frame, b.Commands)
 	state := m.sim.Hash()
-	m.states = append(m.states, state)
+	h.history.step(m.slot, b.Frame, frameHashes{input: input, state: state})
 	m.sections = m.sections[:0]
 	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
 		m.sections = sh.SectionHashes(m.sections)
@@ -668,7 +729,7 @@ func (h *harness) completed(p *pending) bool {
 		}
 		last = max(last, p.executed[i])
 	}
-	h.res.Latencies = append(h.res.Latencies, last-p.submitted)
+	h.res.addLatency(last-p.submitted, h.cfg.KeepSamples)
 	return true
 }
 
@@ -704,16 +765,9 @@ func (h *harness) finish() {
 	// Group survivors by identical histories.
 	n := h.cfg.Frames
 	for _, s := range h.res.Survivors {
-		n = min(n, len(h.members[s].states))
+		n = min(n, int(h.members[s].stepped)+1)
 	}
-	same := func(a, b *member) (bool, bucket.Frame) {
-		for f := range n {
-			if a.states[f] != b.states[f] || a.inputs[f] != b.inputs[f] {
-				return false, bucket.Frame(f)
-			}
-		}
-		return true, -1
-	}
+	same := func(a, b *member) (bool, bucket.Frame) { return h.history.same(a.slot, b.slot, n) }
 	for _, s := range h.res.Survivors {
 		placed := false
 		for gi, g := range h.res.Groups {
@@ -740,7 +794,7 @@ func (h *harness) finish() {
 			}
 		}
 		for _, s := range h.res.Survivors {
-			if len(h.members[s].states) < h.cfg.Frames {
+			if int(h.members[s].stepped)+1 < h.cfg.Frames {
 				h.res.Identical = false
 			}
 		}

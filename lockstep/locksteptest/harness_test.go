@@ -2,8 +2,10 @@ package locksteptest
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
@@ -38,6 +40,9 @@ func runProfile(t testing.TB, profile string, members, frames int, seed uint64, 
 		Core:     core,
 		NewSim:   func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
 		Commands: commandsEvery(10),
+		// Every sample, for the tests that compare runs sample by sample
+		// and the sketches with the samples.
+		KeepSamples: true,
 	})
 	if err != nil {
 		t.Fatalf("%s seed %d: %v", profile, seed, err)
@@ -71,7 +76,7 @@ func TestIdenticalOverSeedsAndProfiles(t *testing.T) {
 				}
 				// Commands submitted late in the run may execute after the
 				// last frame; every earlier one must have executed everywhere.
-				if executed := int64(len(res.Latencies)); executed < submitted-int64(members)*int64(lockstep.DefaultMaxDelay/10+1) {
+				if executed := int64(res.Commands()); executed < submitted-int64(members)*int64(lockstep.DefaultMaxDelay/10+1) {
 					t.Fatalf("%d of %d commands executed on every member", executed, submitted)
 				}
 			})
@@ -151,6 +156,33 @@ func TestModemBudget(t *testing.T) {
 	for _, m := range res.Members {
 		if rate := float64(m.Stats.BytesSent) / res.Duration.Seconds(); rate > 3600 {
 			t.Errorf("member %d sent %.0f B/s, budget 3600", m.Slot, rate)
+		}
+	}
+}
+
+// TestPercentilesAgreeWithSamples: the percentiles a run reports from its
+// bounded sketches are within 1 % of the exact nearest-rank percentiles of
+// the samples it recorded, over datagrams and over streams.
+func TestPercentilesAgreeWithSamples(t *testing.T) {
+	for _, res := range []*Result{
+		runProfile(t, "bad", 4, 1000, 3, lockstep.Config{}),
+		runStream(t, "bad", 3, 800, 4, TransportStream),
+	} {
+		if len(res.Latencies) < 150 || len(res.OneWay) < 5000 || res.Commands() != len(res.Latencies) {
+			t.Fatalf("%d latencies (%d counted), %d one-way delays", len(res.Latencies), res.Commands(), len(res.OneWay))
+		}
+		for _, p := range []float64{0, 1, 50, 95, 99, 99.9, 100} {
+			for _, c := range []struct {
+				name       string
+				got, exact time.Duration
+			}{
+				{"latency", res.LatencyPercentile(p), Percentile(res.Latencies, p)},
+				{"one-way delay", res.OneWayPercentile(p), Percentile(res.OneWay, p)},
+			} {
+				if diff := math.Abs(float64(c.got - c.exact)); diff > 0.01*float64(c.exact)+1 {
+					t.Errorf("%s p%v: reported %v, exact %v", c.name, p, c.got, c.exact)
+				}
+			}
 		}
 	}
 }

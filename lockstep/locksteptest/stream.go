@@ -378,7 +378,7 @@ func (h *harness) transmitSegment(m *member, to bucket.Slot, seq uint64, data []
 func (h *harness) streamEvent(m *member, e *event) bool {
 	switch e.kind {
 	case evSegment:
-		h.res.OneWay = append(h.res.OneWay, h.now-e.sent)
+		h.res.addOneWay(h.now-e.sent, h.cfg.KeepSamples)
 		h.streams.recv[m.slot].datagrams++
 		h.streams.recv[m.slot].bytes += int64(len(e.data) + m.core.Config().Overhead)
 		ack := h.streams.acks[e.from][m.slot].Send(h.now, 0)

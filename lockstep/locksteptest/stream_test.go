@@ -201,6 +201,8 @@ func runStream(t testing.TB, profile string, members, frames int, seed uint64, t
 		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
 		Commands:  commandsEvery(10),
 		Transport: transport,
+		// Every sample: the tests compare runs sample by sample.
+		KeepSamples: true,
 	})
 	if err != nil {
 		t.Fatalf("%s over %s, seed %d: %v", profile, transport, seed, err)

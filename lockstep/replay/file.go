@@ -64,6 +64,9 @@ func OpenFile(name string) (*File, error) {
 		f.Close()
 		return nil, err
 	}
+	if rf.trailerErr == nil {
+		rf.limitFrames(rf.trailer.LastFrame)
+	}
 	return rf, nil
 }
 
@@ -77,10 +80,11 @@ func (f *File) Size() int64 { return f.size }
 // Close closes the file.
 func (f *File) Close() error { return f.f.Close() }
 
-// totalFrames returns the number of frames the trailer of r announces, when
-// r can be read from the end: an *os.File, or an io.ReaderAt with a Size
-// method (bytes.Reader, io.SectionReader). It returns 0 otherwise.
-func totalFrames(r io.Reader) int64 {
+// trailerOf returns the trailer at the end of r, when r can be read from
+// the end: an *os.File, or an io.ReaderAt with a Size method
+// (bytes.Reader, io.SectionReader), at its start. It returns false
+// otherwise, or when r has no valid trailer.
+func trailerOf(r io.Reader) (Trailer, bool) {
 	var (
 		ra   io.ReaderAt
 		size int64
@@ -89,7 +93,7 @@ func totalFrames(r io.Reader) int64 {
 	case *os.File:
 		st, err := v.Stat()
 		if err != nil || !st.Mode().IsRegular() {
-			return 0
+			return Trailer{}, false
 		}
 		ra, size = v, st.Size()
 	case interface {
@@ -98,17 +102,14 @@ func totalFrames(r io.Reader) int64 {
 	}:
 		ra, size = v, v.Size()
 	default:
-		return 0
+		return Trailer{}, false
 	}
 	// Only a reader at the start of the file can be checked this way.
 	if s, ok := r.(io.Seeker); ok {
 		if pos, err := s.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
-			return 0
+			return Trailer{}, false
 		}
 	}
 	t, err := ReadTrailer(ra, size)
-	if err != nil {
-		return 0
-	}
-	return int64(t.LastFrame) + 1
+	return t, err == nil
 }

@@ -68,6 +68,10 @@ const (
 	// StatementFrames is how many frames a Writer lets pass between the
 	// chunks into which it writes the newest statement of each member.
 	StatementFrames = 200
+	// MaxChunkFrames bounds the frames one chunk records (54 minutes at
+	// 20 Hz), so that the frames a file holds grow with its size: a few
+	// bytes cannot hold a run of a trillion empty frames.
+	MaxChunkFrames = 1 << 16
 )
 
 // Limits of header fields and records.

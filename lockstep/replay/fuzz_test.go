@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
 )
 
 // FuzzReader feeds arbitrary bytes to the reader and to ReadTrailer: they
@@ -87,6 +88,52 @@ func FuzzReader(f *testing.F) {
 					t.Fatalf("trailer last frame %d after %d frames", rec.Trailer.LastFrame, frames)
 				}
 			}
+		}
+	})
+}
+
+// FuzzVerify re-runs arbitrary bytes as a replay of the test simulation:
+// Verify must never panic, must fail only with one of the package's
+// sentinels, must step no more frames than the file can hold (MaxChunkFrames
+// per chunk of at least 15 bytes), and must step exactly the frames it
+// reports, from frame 0.
+func FuzzVerify(f *testing.F) {
+	for i, s := range []session{
+		{members: 2, frames: 80, seed: 1, close: true},
+		{members: 3, frames: 150, seed: 2, compress: true, flushes: true, changes: true, close: true},
+		{members: 2, frames: 300, seed: 3, longRuns: true, close: true},
+	} {
+		data, _ := s.record(f)
+		f.Add(data)
+		d := bytes.Clone(data)
+		d[len(d)/3+i] ^= 0x01
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var sim *testSim
+		factory := func(h Header) (lockstep.Simulation, error) {
+			s, err := testFactory(h)
+			sim, _ = s.(*testSim)
+			return s, err
+		}
+		res, err := Verify(bytes.NewReader(data), factory, nil)
+		if err != nil {
+			known := false
+			for _, s := range []error{ErrBadMagic, ErrVersion, ErrChecksum, ErrTruncated, ErrMalformed, ErrSimMismatch, ErrDiverged} {
+				known = known || errors.Is(err, s)
+			}
+			if !known {
+				t.Fatalf("Verify: unexpected error %v", err)
+			}
+		}
+		if limit := MaxChunkFrames * (len(data)/15 + 1); res.Frames > limit {
+			t.Fatalf("stepped %d frames from %d bytes", res.Frames, len(data))
+		}
+		if res.LastFrame != bucket.Frame(res.Frames-1) {
+			t.Fatalf("%d frames, last %d", res.Frames, res.LastFrame)
+		}
+		if sim != nil && res.Frames > 0 && sim.frame != res.LastFrame {
+			t.Fatalf("the simulation stepped to frame %d, the result says %d", sim.frame, res.LastFrame)
 		}
 	})
 }

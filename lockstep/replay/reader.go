@@ -83,6 +83,8 @@ type Reader struct {
 
 	next   bucket.Frame // the next frame to deliver
 	skip   bucket.Frame // empty frames still to deliver
+	first  bucket.Frame // the first frame of the current chunk
+	last   bucket.Frame // the last frame the file may hold: its trailer's, when known
 	expect []uint64
 	names  []string
 	ended  bool
@@ -101,13 +103,18 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if !ok || br.Size() < 16<<10 {
 		br = bufio.NewReaderSize(r, 16<<10)
 	}
-	rd := &Reader{br: br}
+	rd := &Reader{br: br, last: maxFrame - 1}
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}
 	rd.expect = make([]uint64, len(rd.h.Members))
 	return rd, nil
 }
+
+// limitFrames makes the reader refuse any frame after last, the last
+// frame of the trailer read from the end of the file, before it delivers
+// any frame of the record that would pass it.
+func (r *Reader) limitFrames(last bucket.Frame) { r.last = last }
 
 // Header returns the replay's header. Its slices must not be modified.
 func (r *Reader) Header() Header { return r.h }
@@ -312,6 +319,7 @@ func (r *Reader) readChunk(at int64) error {
 	}
 	r.chunkAt = at
 	r.chunks++
+	r.first = r.next
 	first, n := binary.Uvarint(payload)
 	switch {
 	case n <= 0:
@@ -480,17 +488,36 @@ func (r *Reader) record() (*Record, error) {
 	r.p = d.b
 	switch {
 	case t&recSkip != 0 || t == recSkipLong:
-		if r.next+r.skip >= maxFrame {
-			return nil, r.malformed("frame numbers beyond 2^40")
+		if err := r.checkFrames(r.skip); err != nil {
+			r.skip = 0
+			return nil, err
 		}
 		r.skip--
 		return r.frame(nil), nil
 	case t == recBucket || t&0xc0 == recSingle:
+		if err := r.checkFrames(1); err != nil {
+			return nil, err
+		}
 		return r.frame(r.cmds), nil
 	case t == recSections:
 		return nil, nil
 	}
 	return &r.rec, nil
+}
+
+// checkFrames checks that a record of n frames at the cursor stays within
+// its chunk's MaxChunkFrames and the file's last frame.
+func (r *Reader) checkFrames(n bucket.Frame) error {
+	end := r.next + n - 1 // the record's last frame
+	switch {
+	case end-r.first >= MaxChunkFrames:
+		return r.malformed(fmt.Sprintf("a record of %d frames ends at frame %d, making a chunk of more than %d frames", n, end, MaxChunkFrames))
+	case end > r.last && r.last == maxFrame-1:
+		return r.malformed("frame numbers beyond 2^40")
+	case end > r.last:
+		return r.malformed(fmt.Sprintf("a record of %d frames ends at frame %d, after the trailer's last frame %d", n, end, r.last))
+	}
+	return nil
 }
 
 // command decodes one command of slot whose sequence number is gap above

@@ -48,17 +48,24 @@ type Result struct {
 // progress, when not nil, is called every 256 frames and at the end with
 // the frames re-run so far and the total, which is known (else 0) when r
 // can be read from its end: an *os.File at its start, or an io.ReaderAt
-// with a Size method.
+// with a Size method. The trailer read that way also bounds the frames the
+// reader accepts, so a record of more frames than the trailer announces is
+// refused before any of them is stepped.
 //
 // A damaged file is re-run up to its last whole chunk; Verify then returns
 // the reader's error (ErrTruncated, ErrChecksum, ...) with the Result so far.
 // Result is filled as far as Verify got, whatever the error.
 func Verify(r io.Reader, factory func(Header) (lockstep.Simulation, error), progress func(frame, total int64)) (Result, error) {
 	res := Result{LastFrame: -1, Diverged: -1, LastMatch: -1}
-	total := totalFrames(r)
+	var total int64
+	trailer, ended := trailerOf(r)
 	rd, err := NewReader(r)
 	if err != nil {
 		return res, err
+	}
+	if ended {
+		total = int64(trailer.LastFrame) + 1
+		rd.limitFrames(trailer.LastFrame)
 	}
 	res.Header = rd.Header()
 	sim, err := factory(res.Header)

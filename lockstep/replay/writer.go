@@ -37,6 +37,9 @@ type Writer struct {
 	fw          *flate.Writer
 	zbuf        bytes.Buffer
 
+	// payload, out and zbuf hold one chunk: flushFrames frames' records
+	// or about softChunkSize bytes, then it is written out and they are
+	// reused.
 	payload     []byte       // the open chunk's records; empty when no chunk is open
 	out         []byte       // the chunk being written
 	next        bucket.Frame // the next frame to record
@@ -92,8 +95,9 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 func (w *Writer) Header() Header { return w.h }
 
 // SetFlushFrames sets the most frames a chunk holds before the Writer writes
-// it unasked (1 or more; DefaultFlushFrames by default).
-func (w *Writer) SetFlushFrames(n int) { w.flushFrames = max(n, 1) }
+// it unasked (1 to MaxChunkFrames, n is clamped; DefaultFlushFrames by
+// default).
+func (w *Writer) SetFlushFrames(n int) { w.flushFrames = min(max(n, 1), MaxChunkFrames) }
 
 // SetCompression sets whether chunks are compressed (DEFLATE, used only when
 // it makes the chunk smaller). It is on by default.

@@ -20,6 +20,18 @@ const MaxPending = 4096
 // MaxDelaySamples is how many one-way delays ConnStats.Delays keeps.
 const MaxDelaySamples = 1024
 
+// MaxLinks bounds how many destination addresses a [Conn] keeps a [Link]
+// for. A socket that answers whoever writes to it (a QUIC listener) would
+// otherwise keep one per address that ever reached it, spoofed or not.
+// When a new destination would pass the bound, the link idle longest is
+// forgotten.
+const MaxLinks = 1024
+
+// LinkIdle is how long a destination may go without a datagram before a
+// [Conn] forgets its link. A destination written to again later starts a
+// fresh link (its streams from the start), as a new path would.
+const LinkIdle = time.Minute
+
 // ConnStats counts what a [Conn] did with the datagrams written to it, and
 // what was read through it. Counters only grow.
 type ConnStats struct {
@@ -62,7 +74,8 @@ type Conn struct {
 	mu      sync.Mutex
 	uplink  *Uplink
 	profile Profile
-	links   map[string]*Link
+	links   map[string]*connLink
+	swept   time.Duration // when idle links were last looked for
 	queue   pendingQueue
 	seq     uint64
 	closed  bool
@@ -79,8 +92,9 @@ type Conn struct {
 // p. Each destination address gets its own link, drawing from
 // r.Derive("netsim/conn").Derive(address.String()), so links do not depend
 // on the order destinations first appear in; r itself is neither kept nor
-// advanced. The
-// returned Conn owns c: closing it closes c.
+// advanced. A destination's link is forgotten after LinkIdle without
+// datagrams, or when MaxLinks others are more recent. The returned Conn
+// owns c: closing it closes c.
 //
 // It panics if p is not valid (see [Profile.Validate]) or r is nil.
 func WrapPacketConn(c net.PacketConn, p Profile, r *rng.PCG) *Conn {
@@ -93,7 +107,7 @@ func WrapPacketConn(c net.PacketConn, p Profile, r *rng.PCG) *Conn {
 		root:    r.Derive("netsim/conn"),
 		uplink:  NewUplink(p),
 		profile: Profile{Name: p.Name, Phases: slices.Clone(p.Phases)},
-		links:   make(map[string]*Link),
+		links:   make(map[string]*connLink),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
@@ -120,13 +134,7 @@ func (w *Conn) WriteTo(b []byte, addr net.Addr) (int, error) {
 		w.stats.QueueDrops++
 		return len(b), nil
 	}
-	key := addr.String()
-	link := w.links[key]
-	if link == nil {
-		link = NewLink(w.profile, w.root.Derive(key))
-		w.links[key] = link
-	}
-	d := link.Send(depart, len(b))
+	d := w.link(now, addr.String()).Send(depart, len(b))
 	if d.Lost() {
 		w.stats.Lost++
 		return len(b), nil
@@ -154,6 +162,43 @@ func (w *Conn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	default:
 	}
 	return len(b), nil
+}
+
+// connLink is the link to one destination, with when it was last used.
+type connLink struct {
+	*Link
+	used time.Duration
+	seq  uint64 // the Conn's write count at its last use: orders ties of used
+}
+
+// link returns the link to the destination key at now, making one if
+// needed, and forgets links idle for LinkIdle or, past MaxLinks, the one
+// idle longest. The caller holds w.mu.
+func (w *Conn) link(now time.Duration, key string) *Link {
+	if now-w.swept >= LinkIdle/4 {
+		w.swept = now
+		for k, l := range w.links {
+			if now-l.used >= LinkIdle {
+				delete(w.links, k)
+			}
+		}
+	}
+	l := w.links[key]
+	if l == nil {
+		if len(w.links) >= MaxLinks {
+			oldest := ""
+			for k, c := range w.links {
+				if oldest == "" || c.seq < w.links[oldest].seq {
+					oldest = k
+				}
+			}
+			delete(w.links, oldest)
+		}
+		l = &connLink{Link: NewLink(w.profile, w.root.Derive(key))}
+		w.links[key] = l
+	}
+	l.used, l.seq = now, w.stats.Written
+	return l.Link
 }
 
 // run writes held datagrams when their time comes.
@@ -209,6 +254,13 @@ func (w *Conn) Stats() ConnStats {
 	s.Delays = append(s.Delays, w.delays[w.next:]...)
 	s.Delays = append(s.Delays, w.delays[:w.next]...)
 	return s
+}
+
+// linkCount returns how many destinations have a link.
+func (w *Conn) linkCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.links)
 }
 
 // Pending returns how many datagrams are held, waiting for their time.

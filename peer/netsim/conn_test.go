@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/phalanx-net/phalanx/rng"
@@ -109,12 +110,17 @@ func TestConnDelaysAndLoses(t *testing.T) {
 		}
 	}
 
-	// Reads through the wrapper are counted.
+	// Reads through the wrapper are counted. The pings go through a
+	// lossless wrapper: through w, whose link draws from a stream derived
+	// from b's port, all three were lost in about 2.7% of runs.
 	rw := WrapPacketConn(b, p, rng.New(8, 8))
 	defer rw.Close()
-	w.WriteTo([]byte("ping"), b.LocalAddr())
-	w.WriteTo([]byte("ping"), b.LocalAddr())
-	w.WriteTo([]byte("ping"), b.LocalAddr())
+	c, _ := udpPair(t)
+	lossless := WrapPacketConn(c, constant(Conditions{Latency: 20 * time.Millisecond}), rng.New(9, 9))
+	defer lossless.Close()
+	for range 3 {
+		lossless.WriteTo([]byte("ping"), b.LocalAddr())
+	}
 	buf := make([]byte, 64)
 	rw.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	for {
@@ -122,7 +128,7 @@ func TestConnDelaysAndLoses(t *testing.T) {
 			break
 		}
 	}
-	if rs := rw.Stats(); rs.Read == 0 || rs.ReadBytes != 4*rs.Read {
+	if rs := rw.Stats(); rs.Read != 3 || rs.ReadBytes != 4*rs.Read {
 		t.Fatalf("read stats %+v", rs)
 	}
 	if w.Pending() != 0 {
@@ -236,4 +242,42 @@ func TestWrapPacketConnPanics(t *testing.T) {
 	a, _ := udpPair(t)
 	mustPanic(t, "invalid profile", func() { WrapPacketConn(a, Profile{}, rng.New(1, 1)) })
 	mustPanic(t, "nil generator", func() { WrapPacketConn(a, constant(Conditions{}), nil) })
+}
+
+// TestConnForgetsLinks: the per-destination links are bounded by MaxLinks
+// (the one idle longest goes) and forgotten after LinkIdle without
+// datagrams, so writing to ever new addresses does not grow the wrapper.
+func TestConnForgetsLinks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, _ := udpPair(t)
+		// Everything is lost: the test needs the links, not the datagrams.
+		w := WrapPacketConn(a, constant(Conditions{Loss: Always}), rng.New(6, 6))
+		defer w.Close()
+		to := func(port int) net.Addr { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port} }
+		for port := 1; port <= MaxLinks+100; port++ {
+			w.WriteTo([]byte{1}, to(port))
+		}
+		if n := w.linkCount(); n != MaxLinks {
+			t.Fatalf("%d links after %d destinations, want %d", n, MaxLinks+100, MaxLinks)
+		}
+		// The most recent destinations kept their links; the first went.
+		w.mu.Lock()
+		_, first := w.links[to(1).String()]
+		_, last := w.links[to(MaxLinks+100).String()]
+		w.mu.Unlock()
+		if first || !last {
+			t.Errorf("first destination kept: %v, last kept: %v", first, last)
+		}
+
+		time.Sleep(LinkIdle / 2)
+		w.WriteTo([]byte{1}, to(1)) // keeps one destination busy
+		time.Sleep(LinkIdle / 2)
+		w.WriteTo([]byte{1}, to(2))
+		if n := w.linkCount(); n != 2 {
+			t.Errorf("%d links after the others were idle for %v, want 2", n, LinkIdle)
+		}
+		if st := w.Stats(); st.Written != MaxLinks+102 || st.Lost != st.Written {
+			t.Errorf("stats %+v", st)
+		}
+	})
 }

@@ -1,0 +1,138 @@
+package quantile
+
+import "math"
+
+const (
+	// Alpha is the relative accuracy of every reported percentile.
+	Alpha = 0.01
+	// Smallest is the smallest value told apart from zero.
+	Smallest = 1e-9
+	// Largest is the largest value counted in a bucket of its own.
+	Largest = 1e15
+)
+
+var (
+	gamma    = (1 + Alpha) / (1 - Alpha)
+	lnGamma  = math.Log(gamma)
+	minIndex = index(Smallest)
+	maxIndex = index(Largest)
+)
+
+// MaxBuckets is the most counters a Sketch holds.
+var MaxBuckets = maxIndex - minIndex + 1
+
+// index returns the bucket of a value of at least Smallest.
+func index(v float64) int { return int(math.Ceil(math.Log(v) / lnGamma)) }
+
+// A Sketch summarises a stream of non-negative values. Its zero value is
+// empty and ready to use. It is not safe for concurrent use.
+type Sketch struct {
+	zeros    uint64   // values below Smallest
+	counts   []uint64 // counts[i] is bucket offset+i
+	offset   int
+	n        uint64
+	sum      float64
+	min, max float64
+}
+
+// Add counts one value. Negative values and NaN count as zero.
+func (s *Sketch) Add(v float64) {
+	if !(v > 0) {
+		v = 0
+	}
+	if s.n == 0 || v < s.min {
+		s.min = v
+	}
+	if s.n == 0 || v > s.max {
+		s.max = v
+	}
+	s.n++
+	s.sum += v
+	if v < Smallest {
+		s.zeros++
+		return
+	}
+	i := min(index(v), maxIndex)
+	s.grow(i)
+	s.counts[i-s.offset]++
+}
+
+// grow makes room for bucket i in counts.
+func (s *Sketch) grow(i int) {
+	switch {
+	case len(s.counts) == 0:
+		s.counts, s.offset = make([]uint64, 1, 16), i
+	case i < s.offset:
+		c := make([]uint64, len(s.counts)+s.offset-i)
+		copy(c[s.offset-i:], s.counts)
+		s.counts, s.offset = c, i
+	case i >= s.offset+len(s.counts):
+		s.counts = append(s.counts, make([]uint64, i-s.offset-len(s.counts)+1)...)
+	}
+}
+
+// Merge adds every value counted in o to s.
+func (s *Sketch) Merge(o *Sketch) {
+	if o.n == 0 {
+		return
+	}
+	if s.n == 0 || o.min < s.min {
+		s.min = o.min
+	}
+	if s.n == 0 || o.max > s.max {
+		s.max = o.max
+	}
+	s.n += o.n
+	s.sum += o.sum
+	s.zeros += o.zeros
+	if len(o.counts) > 0 {
+		s.grow(o.offset)
+		s.grow(o.offset + len(o.counts) - 1)
+		for i, c := range o.counts {
+			s.counts[o.offset+i-s.offset] += c
+		}
+	}
+}
+
+// Count returns how many values were added.
+func (s *Sketch) Count() int64 { return int64(s.n) }
+
+// Mean returns the exact mean of the values added, or 0 for none.
+func (s *Sketch) Mean() float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return s.sum / float64(s.n)
+}
+
+// Max returns the largest value added (exact), or 0 for none.
+func (s *Sketch) Max() float64 { return s.max }
+
+// Min returns the smallest value added (exact), or 0 for none.
+func (s *Sketch) Min() float64 { return s.min }
+
+// Quantile returns the nearest-rank p-th percentile (p in [0, 100]) of the
+// values added, within the relative accuracy Alpha of the exact one (see
+// the package doc), or 0 for none.
+func (s *Sketch) Quantile(p float64) float64 {
+	if s.n == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(p / 100 * float64(s.n)))
+	switch {
+	case rank <= 1:
+		return s.min
+	case rank >= s.n:
+		return s.max
+	case rank <= s.zeros:
+		return 0 // the values below Smallest, reported as zero
+	}
+	seen := s.zeros
+	for i, c := range s.counts {
+		if seen += c; seen >= rank {
+			v := 2 * math.Pow(gamma, float64(s.offset+i)) / (gamma + 1)
+			return min(max(v, s.min), s.max)
+		}
+	}
+	return s.max
+}

@@ -1,0 +1,147 @@
+package quantile
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// exact returns the nearest-rank p-th percentile of sorted values.
+func exact(sorted []float64, p float64) float64 {
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[max(0, min(rank, len(sorted))-1)]
+}
+
+func distributions() map[string]func(r *rand.Rand) float64 {
+	return map[string]func(r *rand.Rand) float64{
+		"uniform ms":     func(r *rand.Rand) float64 { return 20 + 80*r.Float64() },
+		"exponential":    func(r *rand.Rand) float64 { return r.ExpFloat64() * 35 },
+		"lognormal":      func(r *rand.Rand) float64 { return math.Exp(r.NormFloat64() * 2) },
+		"ns durations":   func(r *rand.Rand) float64 { return float64(30e6 + r.IntN(200e6)) },
+		"mostly zero":    func(r *rand.Rand) float64 { return max(0, r.NormFloat64()-1.5) },
+		"tiny and large": func(r *rand.Rand) float64 { return math.Pow(10, -12+27*r.Float64()) },
+	}
+}
+
+func TestQuantileWithinAlpha(t *testing.T) {
+	for name, gen := range distributions() {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			for _, n := range []int{1, 2, 7, 100, 10_000, 200_000} {
+				var s Sketch
+				vals := make([]float64, n)
+				for i := range vals {
+					vals[i] = gen(r)
+					s.Add(vals[i])
+				}
+				slices.Sort(vals)
+				for _, p := range []float64{0, 1, 50, 90, 95, 99, 99.9, 100} {
+					want, got := exact(vals, p), s.Quantile(p)
+					if !within(got, want) {
+						t.Errorf("n=%d p%v: got %g, exact %g (relative error %.4f)", n, p, got, want, math.Abs(got-want)/want)
+					}
+				}
+				if s.Count() != int64(n) || s.Max() != vals[n-1] || s.Min() != vals[0] {
+					t.Errorf("n=%d: count %d min %g max %g, want %d %g %g", n, s.Count(), s.Min(), s.Max(), n, vals[0], vals[n-1])
+				}
+				if len(s.counts) > MaxBuckets {
+					t.Errorf("%d buckets, more than %d", len(s.counts), MaxBuckets)
+				}
+			}
+		})
+	}
+}
+
+// within reports whether got is within the stated accuracy of want: Alpha
+// relative, or an absolute Smallest below Smallest (and values past
+// Largest are only bounded by the exact maximum).
+func within(got, want float64) bool {
+	if want < Smallest {
+		return got >= 0 && got < Smallest
+	}
+	if want > Largest {
+		return got >= Largest
+	}
+	return math.Abs(got-want) <= Alpha*want*(1+1e-9)
+}
+
+func TestMergeEqualsOneSketch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var all, a, b Sketch
+	for i := range 50_000 {
+		v := r.ExpFloat64() * float64(1+i%7)
+		all.Add(v)
+		if i%3 == 0 {
+			a.Add(v)
+		} else {
+			b.Add(v)
+		}
+	}
+	var m Sketch
+	m.Merge(&b)
+	m.Merge(&a)
+	m.Merge(&Sketch{})
+	for _, p := range []float64{0, 10, 50, 99, 100} {
+		if m.Quantile(p) != all.Quantile(p) {
+			t.Errorf("p%v: merged %g, one sketch %g", p, m.Quantile(p), all.Quantile(p))
+		}
+	}
+	if m.Count() != all.Count() || math.Abs(m.Mean()-all.Mean()) > 1e-9*all.Mean() {
+		t.Errorf("merged count %d mean %g, one sketch %d %g", m.Count(), m.Mean(), all.Count(), all.Mean())
+	}
+}
+
+func TestEmptyAndOddValues(t *testing.T) {
+	var s Sketch
+	if s.Quantile(50) != 0 || s.Mean() != 0 || s.Max() != 0 {
+		t.Fatal("an empty sketch reports non-zero figures")
+	}
+	s.Add(math.NaN())
+	s.Add(-3)
+	s.Add(math.Inf(1))
+	if s.Quantile(0) != 0 || s.Quantile(50) != 0 || !math.IsInf(s.Quantile(100), 1) {
+		t.Errorf("NaN and -3 as zero, +Inf as the maximum: p0 %g p50 %g p100 %g", s.Quantile(0), s.Quantile(50), s.Quantile(100))
+	}
+	if len(s.counts) != 1 {
+		t.Errorf("+Inf took %d buckets, want the top one", len(s.counts))
+	}
+}
+
+// TestBounded adds values over the whole range many times over: the
+// sketch's counters stay at most MaxBuckets.
+func TestBounded(t *testing.T) {
+	var s Sketch
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 1_000_000 {
+		s.Add(math.Pow(10, -10+26*r.Float64()))
+	}
+	if len(s.counts) > MaxBuckets || cap(s.counts) > 2*MaxBuckets {
+		t.Errorf("%d counters (capacity %d), bound %d", len(s.counts), cap(s.counts), MaxBuckets)
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	vals := make([]float64, 4096)
+	for i := range vals {
+		vals[i] = r.ExpFloat64() * 35
+	}
+	var s Sketch
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.Add(vals[i%len(vals)])
+	}
+}
+
+func BenchmarkQuantile(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var s Sketch
+	for range 100_000 {
+		s.Add(r.ExpFloat64() * 35)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = s.Quantile(99)
+	}
+}

@@ -1,0 +1,89 @@
+package peer
+
+import (
+	"context"
+	"crypto/rand"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+	"github.com/quic-go/quic-go"
+)
+
+// TestTransportModeNotFromUnauthenticatedHello: a ClientHello that offers
+// the other mode's ALPN, sent from a member's very address (its datagram
+// socket) but by a stranger without the member's key, does not make the
+// listening member give up on the session: the mode is judged only on a
+// peer that proved its identity. After longer than the mismatch grace,
+// the real member connects and both transports come up.
+func TestTransportModeNotFromUnauthenticatedHello(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	lower, higher := 0, 1 // the lower peer ID dials, the higher listens
+	if sessions[0].Self == 1 {
+		lower, higher = 1, 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	type result struct {
+		tr  *Transport
+		err error
+	}
+	listening := make(chan result, 1)
+	go func() {
+		tr, err := NewTransport(ctx, hosts[higher], sessions[higher], TransportConfig{Logger: testLogger()})
+		listening <- result{tr, err}
+	}()
+
+	// The forger: a stranger's identity on the lower member's own socket,
+	// dialling for the stream mode.
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident, err := libp2ptls.NewIdentity(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forger := &quic.Transport{Conn: hostSocket{hosts[lower].dgram}}
+	for range 3 {
+		conf := clientTLS(ident, hosts[higher].ID())
+		conf.NextProtos = []string{ALPNStream}
+		dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+		conn, err := forger.Dial(dctx, net.UDPAddrFromAddrPort(hosts[higher].DatagramAddr()), conf, ModeStream.quicConfig())
+		dcancel()
+		if err == nil {
+			<-conn.Context().Done() // the listener ends it
+		}
+	}
+	if err := forger.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	select {
+	case r := <-listening:
+		t.Fatalf("the listener gave up before the member came: %v", r.err)
+	case <-time.After(modeMismatchGrace + 500*time.Millisecond):
+	}
+	dialler, err := NewTransport(ctx, hosts[lower], sessions[lower], TransportConfig{Logger: testLogger()})
+	if err != nil {
+		t.Fatalf("the member's NewTransport: %v", err)
+	}
+	defer dialler.Close()
+	r := <-listening
+	if r.err != nil {
+		t.Fatalf("the listener's NewTransport: %v", r.err)
+	}
+	defer r.tr.Close()
+	if st := r.tr.Stats(); st.Refused < 1 {
+		t.Errorf("the forged handshakes were not refused: %+v", st)
+	}
+	if err := dialler.Send(sessions[higher].Self, []byte("same mode")); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(r.tr.Incoming(), 1, 2*time.Second); len(got) != 1 || string(got[0].Data) != "same mode" {
+		t.Fatalf("received %v", got)
+	}
+}

@@ -38,6 +38,7 @@ const (
 	DefaultDropTimeout    = 5 * time.Second
 	DefaultHashInterval   = 10
 	DefaultHashHistory    = 2048
+	DefaultSignInterval   = 100
 	// Per member and frame: at most this many commands, of at most this
 	// many payload bytes in all. Within the default window of 1200 frames a
 	// member therefore holds at most 1200 × 8 KiB ≈ 9.4 MiB of payload of
@@ -104,6 +105,19 @@ type Config struct {
 	// HashHistory is how many frames of hashes a member keeps to locate the
 	// first divergent frame of a desync found late (default 2048).
 	HashHistory int
+
+	// Signer, when set, signs this member's statements about its own
+	// command stream, and Verifier checks the other members' (see
+	// sign.go): a forwarder that alters or invents a dropped member's
+	// commands is then dropped for a violation. Both nil: nothing is
+	// signed or checked. Every member of a session should sign when any
+	// verifies, or relays of its commands are accepted unproven.
+	Signer   Signer
+	Verifier Verifier
+	// SignInterval is how many frames our seal may advance before we sign
+	// a new statement although our stream did not grow (default 10); a
+	// grown stream is signed at the next send.
+	SignInterval int
 
 	Logger *slog.Logger // optional; nil discards
 }
@@ -182,6 +196,7 @@ func (c *Config) applyDefaults() error {
 	def(&c.Overhead, wire.Overhead)
 	def(&c.HashInterval, DefaultHashInterval)
 	def(&c.HashHistory, DefaultHashHistory)
+	def(&c.SignInterval, DefaultSignInterval)
 	switch {
 	case c.Frame < time.Millisecond:
 		return fmt.Errorf("%w: frame %v shorter than 1ms", ErrInvalidConfig, c.Frame)
@@ -214,6 +229,8 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("%w: window %d frames not larger than the drop timeout (%d frames) plus the maximum delay %d", ErrInvalidConfig, c.Window, int(c.DropTimeout/c.Frame), c.MaxDelay)
 	case c.HashInterval < 1 || c.HashHistory < 4*max(c.HashInterval, detailFrames):
 		return fmt.Errorf("%w: hash interval %d with history %d (want history at least 4 intervals and 64 frames)", ErrInvalidConfig, c.HashInterval, c.HashHistory)
+	case c.SignInterval < 1:
+		return fmt.Errorf("%w: sign interval %d frames", ErrInvalidConfig, c.SignInterval)
 	case c.Budget < 0 || c.Overhead < 0:
 		return fmt.Errorf("%w: budget %d, overhead %d", ErrInvalidConfig, c.Budget, c.Overhead)
 	}

@@ -3,6 +3,7 @@ package lockstep
 import (
 	"errors"
 	"fmt"
+	"hash"
 	"math/bits"
 	"time"
 
@@ -33,14 +34,24 @@ type Bucket struct {
 //  2. step every Bucket in order, before stepping the buckets of any later
 //     Ready, and report the state hash after each with Core.Stepped, in
 //     order (StepBucket does both): desync detection compares these;
-//  3. handle the Events;
+//  3. handle the Events (and record the Statements, if it records);
 //  4. call Ready again no later than Deadline, or as soon as Submit or
 //     Receive was called.
 type Ready struct {
 	Datagrams []Datagram
 	Buckets   []Bucket
 	Events    []Event
-	Deadline  time.Duration
+	// Statements are the statements the core newly holds since the last
+	// Ready: others' it verified over their commands, and its own it
+	// signed (see Config.Signer). A replay records them as evidence.
+	Statements []StatementOf
+	Deadline   time.Duration
+}
+
+// StatementOf is a signed statement about member Member's command stream.
+type StatementOf struct {
+	Member    bucket.Slot
+	Statement wire.Statement
 }
 
 // Core is the sans-I/O lockstep engine of one member. It is not safe for
@@ -92,6 +103,7 @@ type Core struct {
 	ownCount    int          // commands and payload bytes we stamped on it
 	ownBytes    int
 	leaveAt     []bucket.Frame // per member: its announced last frame, or NoFrame
+	overfull    []bucket.Frame // per member: the first frame its commands overfilled (countFrames), or NoFrame
 	leaving     bool
 	leaveFrame  bucket.Frame
 	leaveAtTime time.Duration
@@ -109,6 +121,10 @@ type Core struct {
 	desynced      bool
 	desyncAt      time.Duration
 
+	// Signed streams (sign.go): per member, its chain and statements.
+	chains []chainState
+	hasher hash.Hash
+
 	// Scratch reused across calls, so steady-state work allocates nothing.
 	// Each is emptied by every Ready and sized by the largest one: the
 	// datagrams of one round to every member, the buckets of the frames
@@ -121,6 +137,7 @@ type Core struct {
 	detailSections []uint64
 	out            Ready
 	arena          []byte
+	msgBuf         []byte
 	cmdBuf         []bucket.Command
 	bucketAt       []int
 }
@@ -167,14 +184,17 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	c.reasons = make([]Reason, cfg.Members)
 	c.details = make([]string, cfg.Members)
 	c.leaveAt = make([]bucket.Frame, cfg.Members)
+	c.overfull = make([]bucket.Frame, cfg.Members)
 	for i := range c.leaveAt {
 		c.leaveAt[i] = bucket.NoFrame
+		c.overfull[i] = bucket.NoFrame
 	}
 	c.hist = make([]frameRecord, cfg.HashHistory)
 	for i := range c.hist {
 		c.hist[i].frame = -1
 	}
 	c.checkpoint.Frame = -1
+	c.chains = make([]chainState, cfg.Members)
 	c.stats.Delay, c.stats.Lead = c.delayFrames()
 	return c, nil
 }
@@ -230,6 +250,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 		Frame:   frame,
 		Payload: append([]byte(nil), payload...),
 	})
+	c.extendChain(now, c.self)
 	for _, r := range c.peers {
 		if r != nil && !r.urgent {
 			r.urgent, r.urgentAt = true, now
@@ -385,6 +406,13 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		return
 	}
 	s.Promise(p.Seal, next)
+	c.extendChain(now, from)
+	if p.HasStatement {
+		c.onStatement(now, from, from, p.Statement)
+		if !c.live(from) {
+			return
+		}
+	}
 
 	if p.HasLeave {
 		c.onLeave(now, r, p.LeaveFrame)
@@ -592,6 +620,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.bucketAt = c.bucketAt[:0]
 	if c.stopped {
 		c.out.Events = c.out.Events[:0]
+		c.out.Statements = nil
 		c.out.Deadline = now + c.cfg.DropTimeout
 		return c.out
 	}
@@ -601,10 +630,10 @@ func (c *Core) Ready(now time.Duration) Ready {
 	// A member alone with its suspicions would agree with itself at once:
 	// the majority is checked first.
 	if c.checkMajority() {
-		events := c.out.Events
-		c.out.Events = c.out.Events[:0:0]
+		events, stmts := c.out.Events, c.out.Statements
+		c.out.Events, c.out.Statements = c.out.Events[:0:0], nil
 		out := c.out
-		out.Events, out.Deadline = events, now+c.cfg.DropTimeout
+		out.Events, out.Statements, out.Deadline = events, stmts, now+c.cfg.DropTimeout
 		return out
 	}
 	c.agree(now)
@@ -617,10 +646,10 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.trim()
 	c.send(now)
 	c.out.Deadline = c.deadline(now)
-	events := c.out.Events
-	c.out.Events = c.out.Events[:0:0]
+	events, stmts := c.out.Events, c.out.Statements
+	c.out.Events, c.out.Statements = c.out.Events[:0:0], nil
 	out := c.out
-	out.Events = events
+	out.Events, out.Statements = events, stmts
 	// Buckets reference cmdBuf, which may have moved while growing.
 	for i, at := range c.bucketAt {
 		end := len(c.cmdBuf)

@@ -33,7 +33,7 @@ type pipeFlight struct {
 	data     []byte
 }
 
-func newPipe(tb testing.TB, members, cmdEvery int) *pipe {
+func newPipe(tb testing.TB, members, cmdEvery int, signed bool) *pipe {
 	p := &pipe{
 		latency:  5 * time.Millisecond,
 		cmdEvery: cmdEvery,
@@ -41,8 +41,13 @@ func newPipe(tb testing.TB, members, cmdEvery int) *pipe {
 		deadline: make([]time.Duration, members),
 		kick:     make([]bool, members),
 	}
+	signers, verifier := lockstep.Ed25519Keys(members, []byte("bench"))
 	for i := range members {
-		p.cores = append(p.cores, newCore(tb, memberConfig(members, bucket.Slot(i)), 0))
+		cfg := memberConfig(members, bucket.Slot(i))
+		if signed {
+			cfg.Signer, cfg.Verifier = signers[i], verifier
+		}
+		p.cores = append(p.cores, newCore(tb, cfg, 0))
 	}
 	return p
 }
@@ -114,8 +119,8 @@ func (p *pipe) runFrame() {
 	}
 }
 
-func benchmarkCoreFrame(b *testing.B, members, cmdEvery int) {
-	p := newPipe(b, members, cmdEvery)
+func benchmarkCoreFrame(b *testing.B, members, cmdEvery int, signed bool) {
+	p := newPipe(b, members, cmdEvery, signed)
 	for range 600 { // 30 s: the delay has settled, buffers have grown
 		p.runFrame()
 	}
@@ -132,16 +137,20 @@ func benchmarkCoreFrame(b *testing.B, members, cmdEvery int) {
 
 // BenchmarkCoreFrame8 is one frame of virtual time for 8 members on a
 // perfect network, without commands: seals, acks and keep-alives only.
-func BenchmarkCoreFrame8(b *testing.B) { benchmarkCoreFrame(b, 8, 0) }
+func BenchmarkCoreFrame8(b *testing.B) { benchmarkCoreFrame(b, 8, 0, false) }
 
 // BenchmarkCoreFrame8Commands is BenchmarkCoreFrame8 with one command per
 // member per second.
-func BenchmarkCoreFrame8Commands(b *testing.B) { benchmarkCoreFrame(b, 8, 20) }
+func BenchmarkCoreFrame8Commands(b *testing.B) { benchmarkCoreFrame(b, 8, 20, false) }
+
+// BenchmarkCoreFrame8CommandsSigned is BenchmarkCoreFrame8Commands with
+// every member signing its stream and checking the others' (Ed25519).
+func BenchmarkCoreFrame8CommandsSigned(b *testing.B) { benchmarkCoreFrame(b, 8, 20, true) }
 
 // TestCoreFrameAllocatesNothing holds the steady state of an idle session
 // (seals, acks and keep-alives, no commands) to zero allocations.
 func TestCoreFrameAllocatesNothing(t *testing.T) {
-	p := newPipe(t, 8, 0)
+	p := newPipe(t, 8, 0, false)
 	for range 300 {
 		p.runFrame()
 	}

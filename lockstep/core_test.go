@@ -511,6 +511,7 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		DropTimeout:      lockstep.DefaultDropTimeout,
 		HashInterval:     lockstep.DefaultHashInterval,
 		HashHistory:      lockstep.DefaultHashHistory,
+		SignInterval:     lockstep.DefaultSignInterval,
 	}
 	if got != want {
 		t.Errorf("Config() = %+v\nwant       %+v", got, want)

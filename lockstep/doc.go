@@ -15,6 +15,11 @@
 // Every member steps the same buckets in the same order, so a deterministic
 // [Simulation] computes the same world on every member.
 //
+// With a [Signer] and a [Verifier] in [Config], each member signs a running
+// hash of its own command stream, so that its commands forwarded by others
+// after a drop, or read from a replay, are proven to be its own; a member
+// that forwards altered or invented commands is dropped for a violation.
+//
 // Time is a time.Duration on the caller's monotonic clock (any epoch, the
 // same for every call on one Core). The virtual-time harness in
 // lockstep/locksteptest passes simulated time; a real session passes the

@@ -184,6 +184,9 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		c.violation(now, r.slot, "relay", fmt.Sprintf("relayed seal %d of member %d outside the window (executed %d)", rl.Seal, m, c.executed))
 		return
 	}
+	if !c.preverifyRelay(now, r.slot, rl) {
+		return // forged: nothing of it enters m's stream
+	}
 	s := c.table.Stream(m)
 	before := s.Next()
 	for i, wc := range rl.Commands {
@@ -210,6 +213,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		return
 	}
 	s.Promise(rl.Seal, rl.First+n)
+	c.signedRelay(now, r.slot, rl)
 }
 
 // countFrames counts the commands of member m that entered its stream's
@@ -224,6 +228,7 @@ func (c *Core) countFrames(m bucket.Slot, from uint32) string {
 		r.countN++
 		r.countBytes += len(cmd.Payload)
 		if r.countN > c.cfg.MaxFrameCommands || r.countBytes > c.cfg.MaxFrameBytes {
+			c.overfull[m] = min(c.overfull[m], cmd.Frame)
 			return fmt.Sprintf("more than %d commands or %d bytes on frame %d", c.cfg.MaxFrameCommands, c.cfg.MaxFrameBytes, cmd.Frame)
 		}
 	}
@@ -234,11 +239,17 @@ func (c *Core) countFrames(m bucket.Slot, from uint32) string {
 // frame when it announced one. A member that holds m's seal past its leave
 // frame heard the leave (every datagram after the leave carries it), so with
 // the cap no report passes the leave frame, and members that missed the
-// leave agree with those that heard it.
+// leave agree with those that heard it. It is capped too below the first
+// frame m's commands overfilled: every member that holds that frame finds
+// the same one, and none relays it (relayTo), so no honest forwarder
+// passes on commands past the limits.
 func (c *Core) holds(m bucket.Slot) bucket.Frame {
 	seal := c.table.Stream(m).Seal()
 	if left := c.leaveAt[m]; left != bucket.NoFrame {
 		seal = min(seal, left)
+	}
+	if of := c.overfull[m]; of != bucket.NoFrame {
+		seal = min(seal, of-1)
 	}
 	return seal
 }
@@ -346,7 +357,16 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 		cmds := s.Since(first)
 		rel := wire.Relay{Member: m, First: first, Seal: seal, Commands: p.Relay.Commands[:0]}
 		budget := c.cfg.MaxDatagramSize - p.Length() - 32
+		// The member's newest statement we verified goes with its commands,
+		// so the receiver can check what we forward (sign.go).
+		if st, ok := c.ProvenStatement(m); ok && c.cfg.Verifier != nil {
+			rel.HasStatement, rel.Statement = true, st
+			budget -= wire.StatementLength(st)
+		}
 		for i, bc := range cmds {
+			if bc.Frame >= c.overfull[m] {
+				break // past the limits: never relayed (holds)
+			}
 			need := wire.CommandLength(bc.Frame, wire.Command{Frame: bc.Frame, Payload: bc.Payload}) + 10
 			if budget < need {
 				rel.Seal = min(seal, cmds[i].Frame-1)

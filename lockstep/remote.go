@@ -29,6 +29,10 @@ type remote struct {
 	sealSent  bucket.Frame  // our seal in the last datagram to it
 	nextSent  uint32        // our next sequence number in the last datagram to it
 	copyAt    time.Duration // when our newest seal and commands go out to it again (Config.SealRepeat), or 0
+	stmtSent  bool          // our statement of stmtCount commands and seal stmtSeal went out to it (sign.go)
+	stmtCount uint32
+	stmtSeal  bucket.Frame
+	stmtAt    time.Duration // when it last went out to it
 	urgent    bool          // a command or a seal change waits to go out
 	urgentAt  time.Duration
 

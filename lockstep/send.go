@@ -119,6 +119,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		c.waits.Add(now - r.urgentAt)
 	}
 	cmds := own.Since(r.acked)
+	stmt, signed := c.ownStatement()
 	for range maxBurstDatagrams {
 		p := &c.pkt
 		*p = wire.Packet{
@@ -156,6 +157,14 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		for _, bc := range cmds[:take] {
 			p.Commands = append(p.Commands, wire.Command{Frame: bc.Frame, Payload: bc.Payload})
 		}
+		// A new statement goes once to each member, with the next datagram;
+		// datagrams that repeat our commands carry it again once a repeat
+		// interval passed unacknowledged (not in the quick copy): its
+		// first datagram may have been lost (sign.go).
+		if signed && (!r.stmtSent || r.stmtCount != stmt.Count || r.stmtSeal != stmt.Seal ||
+			len(p.Commands) > 0 && now-r.stmtAt >= c.interval(r)) {
+			p.HasStatement, p.Statement = true, stmt
+		}
 		c.wireCmds = p.Commands[:0]
 		c.views = p.Membership.Views[:0]
 		c.detailFrames, c.detailSections = p.Detail.Frames[:0], p.Detail.Sections[:0]
@@ -192,6 +201,9 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		}
 		if left := c.leaveAt[r.slot]; left != bucket.NoFrame && p.AckSeal >= left {
 			r.leaveAcks++
+		}
+		if p.HasStatement {
+			r.stmtSent, r.stmtCount, r.stmtSeal, r.stmtAt = true, stmt.Count, stmt.Seal, now
 		}
 		p.Number = r.recordSend(now)
 		if p.HasLeave && !r.leaveSent {

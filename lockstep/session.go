@@ -49,6 +49,10 @@ type SessionConfig struct {
 	OnStep func(frame bucket.Frame, commands []bucket.Command, sim Simulation, hash uint64)
 	// OnEvent, when set, is called from Run's goroutine for every event.
 	OnEvent func(Event)
+	// OnStatement, when set, is called from Run's goroutine with every
+	// statement the core newly holds (Ready.Statements), after the frames
+	// of the same Ready were stepped: the place to record them.
+	OnStatement func(StatementOf)
 	// OnDatagram, when set, is called from Run's goroutine with every
 	// received datagram that is not a lockstep datagram (its first byte,
 	// the kind, is not wire.KindLockstep): the game's own traffic outside
@@ -202,6 +206,11 @@ func (s *Session) run(ctx context.Context) error {
 		for _, e := range rd.Events {
 			if s.cfg.OnEvent != nil {
 				s.cfg.OnEvent(e)
+			}
+		}
+		if s.cfg.OnStatement != nil {
+			for _, st := range rd.Statements {
+				s.cfg.OnStatement(st)
 			}
 		}
 		s.mu.Lock()

@@ -32,6 +32,13 @@ type Stats struct {
 	Foreign           int64 // received datagrams of another session or sender
 	Violations        int64 // protocol violations seen
 	Ignored           int64 // received datagrams of members we no longer listen to
+
+	// Signed streams (Config.Signer, Config.Verifier).
+	StatementsSigned   int64 // statements of our stream signed
+	StatementsVerified int64 // signatures of others' statements checked
+	StatementsFailed   int64 // of those, how many failed (each a violation)
+	StatementsStale    int64 // statements not checked: they covered commands no longer held
+	Unproven           int64 // relayed commands accepted past the statement that came with them
 }
 
 // PeerStats is what one member knows of its path to another.

@@ -32,8 +32,11 @@ const LobbyProtocol protocol.ID = "/phalanx/lobby/1.0.0"
 // SessionParams.ProtocolVersion of 0 stands for it. Members of different
 // versions fail in the lobby (ErrVersionMismatch) rather than in play.
 // Version 2: membership views carry the reason of a drop (docs/protocol.md,
-// flag bit 7), which version 1 refuses as malformed.
-const ProtocolVersion = 2
+// flag bit 7), which version 1 refuses as malformed. Version 3: datagrams
+// end with extension blocks, the members' signed statements
+// (docs/protocol.md, "Extension blocks"), which version 2 refuses as
+// trailing bytes.
+const ProtocolVersion = 3
 
 // ContributionSize is the size in bytes of each member's contribution to the
 // shared seed.

@@ -239,6 +239,13 @@ func (m *Member) play(ctx context.Context) error {
 		return err
 	}
 	cc, clock := sess.CoreConfig()
+	// The members sign their command streams with their identities
+	// (sign.go); Configure may turn it off.
+	cc.Signer = m.cfg.Host.StatementSigner()
+	if cc.Verifier, err = sess.StatementVerifier(); err != nil {
+		m.log.Warn("peer: members' statements cannot be checked", "err", err)
+		cc.Signer, cc.Verifier = nil, nil
+	}
 	if m.cfg.Configure != nil {
 		m.cfg.Configure(&cc)
 	}
@@ -264,9 +271,10 @@ func (m *Member) play(ctx context.Context) error {
 	}
 	ls, err := lockstep.NewSession(lockstep.SessionConfig{
 		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: m.log,
-		OnStep:     m.onStep,
-		OnEvent:    m.onEvent,
-		OnDatagram: m.cfg.OnDatagram,
+		OnStep:      m.onStep,
+		OnEvent:     m.onEvent,
+		OnStatement: m.onStatement(cc.Session),
+		OnDatagram:  m.cfg.OnDatagram,
 	})
 	if err != nil {
 		return err
@@ -398,6 +406,18 @@ func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simu
 	}
 	if last {
 		m.once.Do(func() { close(m.ended) })
+	}
+}
+
+// onStatement returns the function that records the statements the core
+// newly holds, signed under session tag tag, from Run's goroutine.
+func (m *Member) onStatement(tag uint16) func(lockstep.StatementOf) {
+	return func(s lockstep.StatementOf) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.rec != nil {
+			m.rec.statement(tag, s)
+		}
 	}
 }
 

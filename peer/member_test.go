@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -107,6 +108,25 @@ func TestMembersPushAndPullAgree(t *testing.T) {
 	}
 	if res.Frames != frames {
 		t.Errorf("replay holds %d frames, want %d", res.Frames, frames)
+	}
+	// The members signed their streams with their identities and checked
+	// each other's; the replay's statements hold under the keys of the
+	// peer IDs in its header.
+	for _, st := range []Status{ast, pst} {
+		if c := st.Stats.Core; c.StatementsSigned == 0 || c.StatementsVerified == 0 || c.StatementsFailed != 0 {
+			t.Errorf("member %d: %d statements signed, %d verified, %d failed", st.Slot, c.StatementsSigned, c.StatementsVerified, c.StatementsFailed)
+		}
+	}
+	v, err := StatementVerifier(res.Header.Members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := replay.CheckSignatures(f, v)
+	if err != nil || sigs.Checked == 0 {
+		t.Errorf("signatures of the replay: %+v, %v", sigs, err)
 	}
 }
 

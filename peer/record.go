@@ -72,6 +72,13 @@ func (r *recorder) event(e lockstep.Event) {
 	}
 }
 
+// statement records a signed statement the core newly holds.
+func (r *recorder) statement(tag uint16, s lockstep.StatementOf) {
+	if r.err == nil {
+		r.err = r.w.Statement(replay.Statement{Member: s.Member, Tag: tag, Seal: s.Statement.Seal, Count: s.Statement.Count, Signature: s.Statement.Signature})
+	}
+}
+
 // close writes the trailer and closes the file.
 func (r *recorder) close(st Status) error {
 	reason := replay.EndClosedEarly

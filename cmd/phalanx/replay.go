@@ -16,6 +16,8 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+	"github.com/phalanx-net/phalanx/peer"
 	"github.com/phalanx-net/phalanx/rng"
 )
 
@@ -51,9 +53,10 @@ func replaySim(h replay.Header) (lockstep.Simulation, error) {
 
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	usage := func() {
-		fmt.Fprintln(stderr, "usage: phalanx replay verify FILE...")
+		fmt.Fprintln(stderr, "usage: phalanx replay verify [--signed] FILE...")
 		fmt.Fprintln(stderr, "       phalanx replay inspect FILE")
-		fmt.Fprintln(stderr, "\nverify   re-runs each replay and compares every recorded state hash; exits 0 only if all match")
+		fmt.Fprintln(stderr, "\nverify   checks the members' signatures over the recorded commands, then re-runs each replay and")
+		fmt.Fprintln(stderr, "         compares every recorded state hash; exits 0 only if all hold (--signed: an unsigned replay fails)")
 		fmt.Fprintln(stderr, "inspect  prints a replay's header, members, frames and end, and what is wrong with a damaged one")
 		fmt.Fprintln(stderr, "\nReplays are recorded with \"phalanx sim --record DIR\".")
 	}
@@ -75,10 +78,14 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// parseFiles parses a subcommand's flags (only -h) and returns its files.
-func parseFiles(name, usage string, args []string, stderr io.Writer) ([]string, int) {
+// parseFiles parses a subcommand's flags (-h, and those flags adds) and
+// returns its files.
+func parseFiles(name, usage string, args []string, stderr io.Writer, flags ...func(*flag.FlagSet)) ([]string, int) {
 	fs := flag.NewFlagSet("phalanx replay "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	for _, f := range flags {
+		f(fs)
+	}
 	fs.Usage = func() { fmt.Fprintln(stderr, "usage: phalanx replay "+name+" "+usage) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -104,7 +111,10 @@ func isTerminal(w io.Writer) bool {
 }
 
 func replayVerify(args []string, stdout, stderr io.Writer) int {
-	files, code := parseFiles("verify", "FILE...", args, stderr)
+	var signed bool
+	files, code := parseFiles("verify", "[--signed] FILE...", args, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&signed, "signed", false, "fail a replay that holds no signed statements")
+	})
 	if code >= 0 {
 		return code
 	}
@@ -114,6 +124,15 @@ func replayVerify(args []string, stdout, stderr io.Writer) int {
 		var progress func(frame, total int64)
 		if bar {
 			progress = func(frame, total int64) { drawProgress(stderr, name, frame, total) }
+		}
+		sigs, err := checkFileSignatures(name)
+		if err == nil && signed && sigs.Statements == 0 {
+			err = errors.New("unsigned: the replay holds no signed statements (--signed)")
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(stdout, "FAIL %s: %v\n", name, err)
+			continue
 		}
 		res, err := verifyFile(name, progress)
 		if bar {
@@ -128,12 +147,82 @@ func replayVerify(args []string, stdout, stderr io.Writer) int {
 		if res.End.Reason != replay.EndCompleted {
 			ended = " (" + res.End.Reason.String() + ")"
 		}
-		fmt.Fprintf(stdout, "ok %s: %d frames, final hash %016x%s\n", name, res.Frames, res.FinalHash, ended)
+		fmt.Fprintf(stdout, "ok %s: %d frames, final hash %016x%s; %s\n", name, res.Frames, res.FinalHash, ended, describeSignatures(sigs))
 	}
 	if failed > 0 {
 		return 1
 	}
 	return 0
+}
+
+// checkFileSignatures checks the statements recorded in replay name with
+// the members' keys (statementVerifier).
+func checkFileSignatures(name string) (replay.Signatures, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return replay.Signatures{}, err
+	}
+	defer f.Close()
+	rd, err := replay.NewReader(f)
+	if err != nil {
+		return replay.Signatures{}, err
+	}
+	v, keyErr := statementVerifier(rd.Header())
+	if keyErr != nil {
+		v = noKeys{}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return replay.Signatures{}, err
+	}
+	sigs, err := replay.CheckSignatures(f, v)
+	if keyErr != nil && (sigs.Statements > 0 || errors.Is(err, replay.ErrSignature)) {
+		return sigs, keyErr // signed, but by members whose keys we cannot get
+	}
+	return sigs, err
+}
+
+// noKeys verifies nothing: the verifier of members whose keys are unknown.
+type noKeys struct{}
+
+func (noKeys) Verify(bucket.Slot, []byte, []byte) bool { return false }
+
+// statementVerifier returns the verifier of a replay's statements: the
+// public keys the members' peer IDs embed, or, for a session of phalanx
+// sim (members named member-0, member-1, ...), the simulated keys the
+// virtual harness derives from the session seed (lockstep.Ed25519Keys),
+// which prove nothing against whoever knows the seed.
+func statementVerifier(h replay.Header) (lockstep.Verifier, error) {
+	simulated := true
+	for i, id := range h.Members {
+		simulated = simulated && id == fmt.Sprintf("member-%d", i)
+	}
+	if simulated {
+		_, v := lockstep.Ed25519Keys(len(h.Members), h.Seed[:])
+		return v, nil
+	}
+	v, err := peer.StatementVerifier(h.Members)
+	if err != nil {
+		return nil, fmt.Errorf("the members' keys: %w", err)
+	}
+	return v, nil
+}
+
+// describeSignatures says what CheckSignatures found, for people.
+func describeSignatures(s replay.Signatures) string {
+	if s.Statements == 0 {
+		return "unsigned"
+	}
+	members := 0
+	for _, n := range s.Covered {
+		if n > 0 {
+			members++
+		}
+	}
+	out := fmt.Sprintf("signatures hold: %d of %d statements checked, vouching for the commands of %d of %d members", s.Checked, s.Statements, members, len(s.Covered))
+	if s.Unchecked > 0 {
+		out += fmt.Sprintf(" (%d cover commands past the recording)", s.Unchecked)
+	}
+	return out
 }
 
 func verifyFile(name string, progress func(frame, total int64)) (replay.Result, error) {
@@ -176,6 +265,7 @@ type inspection struct {
 	sections                                          []string
 	changes                                           []replay.Change
 	end                                               *replay.Trailer
+	statements                                        int
 }
 
 func replayInspect(args []string, stdout, stderr io.Writer) int {
@@ -237,6 +327,8 @@ func replayInspect(args []string, stdout, stderr io.Writer) int {
 			}
 		case replay.KindChange:
 			in.changes = append(in.changes, rec.Change)
+		case replay.KindStatement:
+			in.statements++
 		case replay.KindEnd:
 			t := rec.Trailer
 			in.end = &t
@@ -259,6 +351,11 @@ func replayInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range in.changes {
 		fmt.Fprintf(stdout, "  membership   %v\n", c)
+	}
+	if in.statements == 0 {
+		fmt.Fprintln(stdout, "  signatures   none: unsigned")
+	} else {
+		fmt.Fprintf(stdout, "  signatures   %d statements (phalanx replay verify checks them)\n", in.statements)
 	}
 	fmt.Fprintf(stdout, "  chunks       %d read whole\n", f.Chunks())
 	if in.end != nil {
@@ -291,6 +388,7 @@ type recorder struct {
 	sims    []lockstep.Simulation
 	final   []uint64 // state hash after the last frame, once recorded
 	done    []bool
+	tag     uint16 // the harness's session tag, under which statements are signed
 	err     error
 }
 
@@ -315,6 +413,7 @@ func newRecorder(dir string, f *runFlags, g *game) (*recorder, error) {
 		sims:   make([]lockstep.Simulation, f.peers),
 		final:  make([]uint64, f.peers),
 		done:   make([]bool, f.peers),
+		tag:    uint16(f.seed),
 	}
 	for i := range f.peers {
 		file, err := os.Create(filepath.Join(dir, fmt.Sprintf("member-%d.phx", i)))
@@ -370,6 +469,19 @@ func (r *recorder) eventHook() func(bucket.Slot, lockstep.Event) {
 		if c, ok := replay.ChangeOf(e); ok {
 			r.writers[slot].Membership(c) // an error is kept by the writer and returned by Close
 		}
+	}
+}
+
+// statementHook returns the locksteptest.Config.OnStatement function
+// recording the statements every member's core holds, or nil for a nil
+// recorder.
+func (r *recorder) statementHook() func(bucket.Slot, bucket.Slot, wire.Statement) {
+	if r == nil {
+		return nil
+	}
+	return func(slot, m bucket.Slot, st wire.Statement) {
+		// An error is kept by the writer and returned by Close.
+		r.writers[slot].Statement(replay.Statement{Member: m, Tag: r.tag, Seal: st.Seal, Count: st.Count, Signature: st.Signature})
 	}
 }
 

@@ -53,14 +53,22 @@ func contents(t *testing.T, name string) (replay.Header, []replay.Record) {
 			c.Commands = append(c.Commands, cmd)
 		}
 		c.Sections = slices.Clone(rec.Sections)
+		c.Statement.Signature = slices.Clone(rec.Statement.Signature)
 		c.Trailer.Offset, c.Trailer.Chunks = 0, 0 // where members flush may differ
 		recs = append(recs, c)
 	}
 }
 
+// withoutStatements returns recs without the statement records, which
+// differ between members: each records the statements its core held, as
+// it came to hold them.
+func withoutStatements(recs []replay.Record) []replay.Record {
+	return slices.DeleteFunc(recs, func(r replay.Record) bool { return r.Kind == replay.KindStatement })
+}
+
 // TestSimRecordMembersAgree checks that every member of a session records
-// the same buckets, hashes and end; their headers differ only in the
-// recording member's slot.
+// the same buckets, hashes and end (the statements aside); their headers
+// differ only in the recording member's slot.
 func TestSimRecordMembersAgree(t *testing.T) {
 	for _, sim := range []string{"rts", "null"} {
 		files := record(t, "--peers", "3", "--frames", "300", "--profile", "bad", "--sim", sim)
@@ -82,8 +90,10 @@ func TestSimRecordMembersAgree(t *testing.T) {
 		if frames != 300 || commands == 0 || end.Kind != replay.KindEnd || end.Trailer.Reason != replay.EndCompleted {
 			t.Errorf("%s: %d frames, %d commands, last record %+v", sim, frames, commands, end)
 		}
+		recs0 = withoutStatements(recs0)
 		for i, name := range files[1:] {
 			h, recs := contents(t, name)
+			recs = withoutStatements(recs)
 			if int(h.Self) != i+1 {
 				t.Errorf("%s: recorded by member %d", name, h.Self)
 			}
@@ -164,8 +174,9 @@ func TestReplayInspect(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	for _, want := range []string{
-		"Phalanx replay, format version 1",
+		"Phalanx replay, format version 2",
 		"simulation   rts version 1",
+		"signatures   ",
 		"recorded by  member 1",
 		"member-0",
 		"frames       200 (10s of play)",
@@ -206,7 +217,7 @@ func TestReplayBadUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
-	if code, _, errs := runCLI(t, "replay", "-h"); code != 0 || !strings.Contains(errs, "phalanx replay verify FILE...") {
+	if code, _, errs := runCLI(t, "replay", "-h"); code != 0 || !strings.Contains(errs, "phalanx replay verify [--signed] FILE...") {
 		t.Errorf("replay -h: exit %d, %q", code, errs)
 	}
 	// --record into a directory that cannot be created.
@@ -250,5 +261,78 @@ func TestSimRecordFaults(t *testing.T) {
 	_, out, _ = runCLI(t, "replay", "inspect", files[0])
 	if !strings.Contains(out, "membership   drop of member 2 at frame") {
 		t.Errorf("survivor's replay does not record the drop:\n%s", out)
+	}
+}
+
+// TestReplayVerifyRejectsAlteredCommand rewrites a recorded replay with one
+// command of another member altered, checksums and all, as a forger would:
+// replay verify fails it because that member's signature no longer holds,
+// naming the member; the untouched replays verify with their signatures.
+func TestReplayVerifyRejectsAlteredCommand(t *testing.T) {
+	files := record(t, "--peers", "3", "--frames", "300", "--profile", "broadband")
+	h, recs := contents(t, files[0])
+	altered := -1
+	for i := range recs {
+		r := &recs[i]
+		if r.Kind != replay.KindFrame || r.Frame < 100 || altered >= 0 {
+			continue
+		}
+		for j, c := range r.Commands {
+			if c.Slot == 1 && len(c.Payload) > 0 {
+				r.Commands[j].Payload[0] ^= 0x01
+				altered = int(r.Frame)
+				break
+			}
+		}
+	}
+	if altered < 0 {
+		t.Fatal("no command of member 1 after frame 100")
+	}
+	forged := filepath.Join(t.TempDir(), "forged.phx")
+	writeReplay(t, forged, h, recs)
+	code, out, errs := runCLI(t, "replay", "verify", "--signed", files[1], forged)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"ok " + files[1] + ": 300 frames",
+		"signatures hold: ",
+		"FAIL " + forged + ": replay: signature mismatch: member 1's statement",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("command of member 1 on frame %d altered:\n%s", altered, out)
+}
+
+// writeReplay writes a replay of header h and records recs.
+func writeReplay(t *testing.T, name string, h replay.Header, recs []replay.Record) {
+	t.Helper()
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := replay.NewWriter(f, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		switch r.Kind {
+		case replay.KindFrame:
+			err = w.Step(r.Frame, r.Commands)
+		case replay.KindCheckpoint:
+			err = w.Checkpoint(r.Frame, r.Hash, r.Sections)
+		case replay.KindChange:
+			err = w.Membership(r.Change)
+		case replay.KindStatement:
+			err = w.Statement(r.Statement)
+		case replay.KindEnd:
+			err = w.Close(r.Trailer.LastFrame, r.Trailer.FinalHash, r.Trailer.Reason)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

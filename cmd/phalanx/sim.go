@@ -33,6 +33,7 @@ type runFlags struct {
 	// virtual time the harness's stream model, over real sockets
 	// peer.ModeStream.
 	transport string
+	unsigned  bool // members sign and check no statements
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
@@ -47,6 +48,7 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N")
 	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
 	fs.StringVar(&f.record, "record", "", "write each member's replay to `DIR`/member-N.phx (creating DIR)")
+	fs.BoolVar(&f.unsigned, "unsigned", false, "members sign nothing and check no signatures (by default each signs its command stream; the difference is the cost)")
 	fs.StringVar(&f.transport, "transport", locksteptest.TransportDatagram, "how lockstep packets travel: datagram (Phalanx: unreliable datagrams) or stream (the baseline: a reliable ordered stream per pair of members; a TCP-like model in virtual time, a QUIC stream over real sockets)")
 }
 
@@ -109,6 +111,7 @@ func (f *runFlags) harnessConfig(profile netsim.Profile, g *game) locksteptest.C
 		NewSim:    g.newSim,
 		Commands:  g.commands,
 		Transport: f.transport,
+		Unsigned:  f.unsigned,
 	}
 }
 
@@ -143,11 +146,15 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 
 // applyTo sets the policy, budget and timeouts of the flags on c, a
 // member's core configuration, leaving what the lobby agreed (members,
-// slot, session tag, start, frame length, initial delay) as it is.
+// slot, session tag, start, frame length, initial delay) and the member's
+// signing as they are, but for --unsigned.
 func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
 	own := f.coreConfig(p)
 	own.Members, own.Self, own.Session, own.Start, own.Frame, own.InitialDelay = c.Members, c.Self, c.Session, c.Start, c.Frame, c.InitialDelay
-	own.Logger = c.Logger
+	own.Logger, own.Signer, own.Verifier = c.Logger, c.Signer, c.Verifier
+	if f.unsigned {
+		own.Signer, own.Verifier = nil, nil
+	}
 	*c = own
 }
 
@@ -197,7 +204,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	hc := f.harnessConfig(profile, g)
-	hc.OnStep, hc.OnEvent = rec.hook(), rec.eventHook()
+	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
 	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)
@@ -254,8 +261,14 @@ type report struct {
 		Up   float64 `json:"up"`
 		Down float64 `json:"down"`
 	} `json:"bytes_per_peer_per_s"`
-	Datagrams   float64 `json:"datagrams_per_peer_per_s"`
-	DelayFrames []int   `json:"delay_frames"`
+	Datagrams float64 `json:"datagrams_per_peer_per_s"`
+	// Statements are the signed-stream work per member and second: its
+	// statements signed and the others' checked (none with --unsigned).
+	Statements struct {
+		Signed   float64 `json:"signed"`
+		Verified float64 `json:"verified"`
+	} `json:"statements_per_peer_per_s"`
+	DelayFrames []int `json:"delay_frames"`
 	// LeadMS and LateMS are each member's adaptive lead and the lateness
 	// it sizes it from (lockstep.Stats.Lead and Lag), at the end of a
 	// virtual run.
@@ -376,11 +389,13 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 			r.Sides = append(r.Sides, sd)
 		}
 	}
-	var stalls, up, down, dgrams int64
+	var stalls, up, down, dgrams, signed, verified int64
 	for _, m := range res.Members {
 		if m.Killed {
 			continue
 		}
+		signed += m.Stats.StatementsSigned
+		verified += m.Stats.StatementsVerified
 		stalls += m.Stats.Stalls
 		up += m.Stats.BytesSent
 		down += m.Stats.BytesReceived
@@ -395,6 +410,8 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	r.Bytes.Up = math.Round(float64(up) / n / secs)
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(dgrams)/n/secs*10) / 10
+	r.Statements.Signed = math.Round(float64(signed)/n/secs*10) / 10
+	r.Statements.Verified = math.Round(float64(verified)/n/secs*10) / 10
 	r.Latency.P50 = ms(res.LatencyPercentile(50))
 	r.Latency.P95 = ms(res.LatencyPercentile(95))
 	r.Latency.P99 = ms(res.LatencyPercentile(99))

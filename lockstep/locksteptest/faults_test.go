@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func (s *sectionSim) SectionHashes(dst []lockstep.Section) []lockstep.Section {
 	return dst
 }
 
-func runFaults(t *testing.T, profile string, members, frames int, seed uint64, faults []Fault, tamper func(time.Duration, bucket.Slot, bucket.Slot, []byte) []byte) *Result {
+func runFaults(t *testing.T, profile string, members, frames int, seed uint64, faults []Fault, tamper func(time.Duration, bucket.Slot, bucket.Slot, []byte) []byte, opts ...func(*Config)) *Result {
 	t.Helper()
 	p, err := netsim.Named(profile)
 	if err != nil {
@@ -51,14 +52,18 @@ func runFaults(t *testing.T, profile string, members, frames int, seed uint64, f
 	if profile == "modem" {
 		core.Budget = 3600
 	}
-	res, err := Run(Config{
+	cfg := Config{
 		Members: members, Frames: frames, Seed: seed, Profile: p, Core: core,
 		NewSim:   func(bucket.Slot) lockstep.Simulation { return &sectionSim{} },
 		Commands: commandsEvery(10),
 		Faults:   faults,
 		Perturb:  func(_ bucket.Slot, sim lockstep.Simulation) { s := sim.(*sectionSim); s.parts[s.perturb]++ },
 		Tamper:   tamper,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	res, err := Run(cfg)
 	if err != nil {
 		t.Fatalf("%s seed %d: %v", profile, seed, err)
 	}
@@ -329,14 +334,17 @@ func TestProtocolViolationsDropTheLiar(t *testing.T) {
 
 // A member that tells one member a different command than it tells the
 // others is found by the input hashes: the member it lied to reports that
-// its own inputs diverged from everyone else's.
+// its own inputs diverged from everyone else's. The run is unsigned: a liar
+// holds its own key and signs what it tells each member, so its statements
+// verify and only the input hashes can tell (TestUnsignedLieIsASignatureViolation
+// shows a lie its signature does not cover).
 func TestEquivocationIsAnInputDesync(t *testing.T) {
 	const liar, victim = 2, 0
 	res := runFaults(t, "broadband", 4, 300, 5, nil, lie(liar, victim, 6*time.Second, func(p *wire.Packet) {
 		for i := range p.Commands {
 			p.Commands[i].Payload = []byte("what only member 0 hears")
 		}
-	}))
+	}), func(c *Config) { c.Unsigned = true })
 	for _, m := range res.Members {
 		var got []lockstep.Event
 		for _, e := range m.Events {
@@ -351,4 +359,100 @@ func TestEquivocationIsAnInputDesync(t *testing.T) {
 			t.Errorf("member %d: %q, want inputs diverged", m.Slot, got[0].Detail)
 		}
 	}
+}
+
+// A liar that alters what it tells one member without signing the
+// altered stream fails its own statement there: that member names it in a
+// signature violation and every survivor drops it for a violation. The
+// member told still holds the altered command (it came before the
+// statement that exposed it), so its inputs diverge from the others' and
+// the desync detection names it: the lie is caught, not undone.
+func TestUnsignedLieIsASignatureViolation(t *testing.T) {
+	const liar, victim = 2, 0
+	res := runFaults(t, "broadband", 4, 300, 5, nil, lie(liar, victim, 6*time.Second, func(p *wire.Packet) {
+		for i := range p.Commands {
+			p.Commands[i].Payload = []byte("what only member 0 hears")
+		}
+	}))
+	if fmt.Sprint(res.Survivors) != "[0 1 3]" {
+		t.Fatalf("survivors %v", res.Survivors)
+	}
+	var named bool
+	for _, e := range res.Members[victim].Events {
+		if e.Type == lockstep.EventViolation && e.Member == liar && strings.HasPrefix(e.Detail, "signature") {
+			named = true
+		}
+	}
+	if !named {
+		t.Fatalf("member %d: events %v, want a signature violation of member %d", victim, res.Members[victim].Events, liar)
+	}
+	for _, s := range res.Survivors {
+		drops := eventsOf(res, lockstep.EventDrop, liar)[s]
+		desyncs := eventsOf(res, lockstep.EventDesync, victim)[s]
+		if len(drops) != 1 || drops[0].Reason != lockstep.ReasonViolation || len(desyncs) != 1 {
+			t.Errorf("member %d: events %v, want a drop of member %d for a violation and a desync of member %d", s, res.Members[s].Events, liar, victim)
+		}
+	}
+	if res.Members[1].FinalHash != res.Members[3].FinalHash {
+		t.Errorf("members 1 and 3 differ")
+	}
+}
+
+// TestForgedForwardIsNamed runs the harness's signing members over the
+// bad profile: member 4's datagrams reach only member 0 for its last
+// second, then it dies; member 0 forwards its last commands with one byte
+// of each altered. Members 1 to 3 name member 0 a forger of member 4, drop
+// it for a violation, and finish identical.
+func TestForgedForwardIsNamed(t *testing.T) {
+	const dead, forger = 4, 0
+	cut := 150 * 50 * time.Millisecond
+	forged := false
+	tamper := func(now time.Duration, from, to bucket.Slot, data []byte) []byte {
+		if from == dead && to != forger && now >= cut-time.Second {
+			return nil
+		}
+		if from != forger {
+			return data
+		}
+		var p wire.Packet
+		if wire.Parse(data, &p) != nil || !p.HasRelay || p.Relay.Member != dead || len(p.Relay.Commands) == 0 {
+			return data
+		}
+		for i, c := range p.Relay.Commands {
+			if len(c.Payload) > 0 {
+				b := slices.Clone(c.Payload)
+				b[0] ^= 0x80
+				p.Relay.Commands[i].Payload = b
+			}
+		}
+		forged = true
+		out, err := p.Append(nil)
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
+	res := runFaults(t, "bad", 5, 400, 11, []Fault{{Kind: FaultKill, Slot: dead, Frame: 150}}, tamper)
+	if !forged {
+		t.Fatal("member 0 forwarded no command of member 4")
+	}
+	if fmt.Sprint(res.Survivors) != "[1 2 3]" || !res.Identical {
+		t.Fatalf("survivors %v identical %v", res.Survivors, res.Identical)
+	}
+	for _, s := range res.Survivors {
+		var named bool
+		for _, e := range res.Members[s].Events {
+			if e.Type == lockstep.EventViolation && e.Member == forger && strings.HasPrefix(e.Detail, "forgery") && strings.Contains(e.Detail, "member 4") {
+				named = true
+			}
+		}
+		if !named {
+			t.Errorf("member %d did not name member %d a forger of member %d: %v", s, forger, dead, res.Members[s].Events)
+		}
+	}
+	e := checkAgreedDrop(t, res, lockstep.EventDrop, forger)
+	if e.Reason != lockstep.ReasonViolation {
+		t.Errorf("%v, want a drop for violation", e)
+	}
+	checkAgreedDrop(t, res, lockstep.EventDrop, dead)
 }

@@ -23,8 +23,14 @@ type Config struct {
 	Seed    uint64         // seeds the network and the submit times
 	Profile netsim.Profile // network conditions on every path
 	// Core is the template of every member's core configuration; Members,
-	// Self, Session and Start are filled in by the harness.
+	// Self, Session and Start are filled in by the harness. Unless the
+	// template sets a Signer or Verifier, or Unsigned is set, every member
+	// signs its stream with an Ed25519 key derived from Seed
+	// (lockstep.Ed25519Keys) and checks the others'.
 	Core lockstep.Config
+	// Unsigned turns the default signing off: members sign and check
+	// nothing, as cores without a Signer and Verifier.
+	Unsigned bool
 	// Configure, when set, alters member slot's core configuration after
 	// the harness filled it in: a test's hostile member may run with other
 	// limits than the rest.
@@ -52,6 +58,11 @@ type Config struct {
 	// its simulation (for recording replays). The bucket is valid only
 	// during the call.
 	OnStep func(slot bucket.Slot, b lockstep.Bucket, sim lockstep.Simulation)
+	// OnStatement, when set, is called with every statement a member's
+	// core newly holds (lockstep.Ready.Statements: others' it verified,
+	// its own it signed), after the buckets of the same Ready were
+	// stepped: for recording replays.
+	OnStatement func(slot, member bucket.Slot, st wire.Statement)
 	// OnEvent, when set, is called with every event a member's core
 	// reports, as it reports it.
 	OnEvent func(slot bucket.Slot, e lockstep.Event)
@@ -332,10 +343,16 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Transport == TransportStream {
 		h.streams = newStreamNet(cfg.Members, cfg.Profile, root)
 	}
+	sign := !cfg.Unsigned && cfg.Core.Signer == nil && cfg.Core.Verifier == nil
+	seed := rng.SeedFromUint64(cfg.Seed)
+	signers, verifier := lockstep.Ed25519Keys(cfg.Members, seed[:])
 	for i := range cfg.Members {
 		slot := bucket.Slot(i)
 		cc := cfg.Core
 		cc.Members, cc.Self, cc.Session, cc.Start = cfg.Members, slot, uint16(cfg.Seed), 0
+		if sign {
+			cc.Signer, cc.Verifier = signers[i], verifier
+		}
 		if cfg.Configure != nil {
 			cfg.Configure(slot, &cc)
 		}
@@ -561,6 +578,11 @@ func (h *harness) ready(m *member) {
 	}
 	for _, b := range rd.Buckets {
 		h.step(m, b)
+	}
+	if h.cfg.OnStatement != nil {
+		for _, s := range rd.Statements {
+			h.cfg.OnStatement(m.slot, s.Member, s.Statement)
+		}
 	}
 	m.events = append(m.events, rd.Events...)
 	if h.cfg.OnEvent != nil {

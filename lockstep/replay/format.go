@@ -49,7 +49,7 @@ const (
 	Magic = "PHXREPLAY"
 	// FormatVersion is the format version this package writes, and the
 	// newest it reads. Readers accept versions 1 to FormatVersion.
-	FormatVersion = 1
+	FormatVersion = 2
 	// EngineVersion is the engine version a Writer records when
 	// Header.Engine is empty.
 	EngineVersion = "phalanx 0.1"
@@ -65,6 +65,9 @@ const (
 	TrailerMagic = "PHXTRAIL"
 	// MaxChunkSize bounds a chunk's stored and decompressed payload.
 	MaxChunkSize = 16 << 20
+	// StatementFrames is how many frames a Writer lets pass between the
+	// chunks into which it writes the newest statement of each member.
+	StatementFrames = 200
 	// MaxChunkFrames bounds the frames one chunk records (54 minutes at
 	// 20 Hz), so that the frames a file holds grow with its size: a few
 	// bytes cannot hold a run of a trillion empty frames.
@@ -78,6 +81,7 @@ const (
 	maxHeaderBody = 1 << 20
 	maxSections   = 64
 	maxDetail     = 1024
+	maxSignature  = 128     // as on the wire
 	maxInterval   = 1 << 20 // HashInterval
 	maxFrame      = 1 << 40 // frames are below 2^40 (1,700 years at 20 Hz), as on the wire
 	prefixSize    = 19      // magic, version, body length, prefix CRC
@@ -97,6 +101,7 @@ const (
 	recSections   = 0x03 // section names for the following checkpoints
 	recCheckpoint = 0x04 // state hash after the last frame
 	recChange     = 0x05 // membership change
+	recStatement  = 0x06 // a member's signed statement (version 2)
 	recSingle     = 0x40 // 0x40|slot: a frame with one command of slot
 	recSkip       = 0x80 // 0x80|(n-1): n empty frames, 1 <= n <= 128
 )
@@ -446,4 +451,16 @@ func (c Change) String() string {
 		s += ": " + c.Detail
 	}
 	return s
+}
+
+// Statement is a member's signed statement about its own command stream,
+// as the recording member held it (lockstep.Core.ProvenStatement): its
+// first Count commands chain to a value it signed with Seal, under the
+// session tag Tag (see lockstep.AppendStatementMessage).
+type Statement struct {
+	Member    bucket.Slot
+	Tag       uint16
+	Seal      bucket.Frame
+	Count     uint32
+	Signature []byte
 }

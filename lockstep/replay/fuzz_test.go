@@ -26,6 +26,9 @@ func FuzzReader(f *testing.F) {
 		d[len(d)/2+i] ^= 0x40
 		f.Add(d)
 	}
+	stmts := statementFile(f)
+	f.Add(stmts)
+	f.Add(stmts[:len(stmts)-50])
 	f.Add([]byte(Magic))
 	f.Add([]byte("not a replay at all"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -29,9 +29,12 @@ const (
 	// KindEnd: the trailer (Trailer); Frame is its last frame. Next
 	// returns io.EOF after it.
 	KindEnd
+	// KindStatement: a member's signed statement about its command stream
+	// (Statement), recorded after Frame (format version 2).
+	KindStatement
 )
 
-// String returns "frame", "checkpoint", "change" or "end".
+// String returns "frame", "checkpoint", "change", "end" or "statement".
 func (k RecordKind) String() string {
 	switch k {
 	case KindFrame:
@@ -42,19 +45,22 @@ func (k RecordKind) String() string {
 		return "change"
 	case KindEnd:
 		return "end"
+	case KindStatement:
+		return "statement"
 	}
 	return fmt.Sprintf("RecordKind(%d)", uint8(k))
 }
 
 // Record is one item of a replay's body, as returned by Reader.Next.
 type Record struct {
-	Kind     RecordKind
-	Frame    bucket.Frame       // see RecordKind
-	Commands []bucket.Command   // KindFrame: the bucket in canonical order; nil when empty
-	Hash     uint64             // KindCheckpoint: the state hash
-	Sections []lockstep.Section // KindCheckpoint: the section hashes, or nil
-	Change   Change             // KindChange
-	Trailer  Trailer            // KindEnd
+	Kind      RecordKind
+	Frame     bucket.Frame       // see RecordKind
+	Commands  []bucket.Command   // KindFrame: the bucket in canonical order; nil when empty
+	Hash      uint64             // KindCheckpoint: the state hash
+	Sections  []lockstep.Section // KindCheckpoint: the section hashes, or nil
+	Change    Change             // KindChange
+	Trailer   Trailer            // KindEnd
+	Statement Statement          // KindStatement; its signature is valid until the next call of Next
 }
 
 // Reader reads a replay as a stream of records. It delivers the records of
@@ -465,6 +471,14 @@ func (r *Reader) record() (*Record, error) {
 			d.fail("membership change of kind %d", c.Kind)
 		}
 		r.rec = Record{Kind: KindChange, Frame: c.Frame, Change: c}
+	case t == recStatement && r.h.Version >= 2:
+		var s Statement
+		s.Member = bucket.Slot(d.uvarint(uint64(len(r.expect)-1), "statement member"))
+		s.Tag = uint16(d.uvarint(0xffff, "session tag"))
+		s.Seal = d.frame("statement seal")
+		s.Count = uint32(d.uvarint(1<<32-1, "statement count"))
+		s.Signature = d.bytes(maxSignature, "signature")
+		r.rec = Record{Kind: KindStatement, Frame: r.next - 1, Statement: s}
 	default:
 		d.fail("unknown record type 0x%02x", t)
 	}

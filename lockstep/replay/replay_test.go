@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -265,7 +266,7 @@ func TestNewerVersionRefused(t *testing.T) {
 	data, _ := session{members: 2, frames: 30, seed: 1, close: true}.record(t)
 	_, err := NewReader(bytes.NewReader(setVersion(data, FormatVersion+1)))
 	wantErr(t, err, ErrVersion)
-	if !strings.Contains(err.Error(), "format version 2") || !strings.Contains(err.Error(), "supports versions 1 to 1") {
+	if !strings.Contains(err.Error(), fmt.Sprintf("format version %d", FormatVersion+1)) || !strings.Contains(err.Error(), fmt.Sprintf("supports versions 1 to %d", FormatVersion)) {
 		t.Errorf("error %q does not name the file's and the supported versions", err)
 	}
 	_, err = NewReader(bytes.NewReader(setVersion(data, 0)))

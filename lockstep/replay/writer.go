@@ -50,6 +50,12 @@ type Writer struct {
 	sections    []lockstep.Section
 	chunks      int
 	offset      int64 // bytes written
+
+	// Statements: the newest of each member not yet written, and the frame
+	// count when statements were last written.
+	stmts     []Statement
+	stmtFrame bucket.Frame
+	closing   bool
 }
 
 // NewWriter writes the header of h to w and returns a Writer recording the
@@ -285,6 +291,53 @@ func (w *Writer) Membership(c Change) error {
 	return nil
 }
 
+// Statement records a member's signed statement. Since a statement vouches
+// for every command before it, the Writer keeps only the newest of each
+// member and writes them with the chunk that passes StatementFrames frames
+// since it last wrote statements, and at Close. The signature is copied.
+func (w *Writer) Statement(s Statement) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	switch {
+	case int(s.Member) >= len(w.expect):
+		return w.invalid("statement of slot %d with %d members", s.Member, len(w.expect))
+	case s.Seal < -1 || s.Seal >= maxFrame-1:
+		return w.invalid("statement with seal %d", s.Seal)
+	case len(s.Signature) > maxSignature:
+		return w.invalid("statement signature of %d bytes, limit %d", len(s.Signature), maxSignature)
+	}
+	if w.stmts == nil {
+		w.stmts = make([]Statement, len(w.expect))
+	}
+	s.Signature = append(w.stmts[s.Member].Signature[:0], s.Signature...)
+	w.stmts[s.Member] = s
+	return nil
+}
+
+// writeStatements encodes the pending statements into the open chunk,
+// when StatementFrames frames have passed since the last or at Close.
+func (w *Writer) writeStatements() {
+	if w.stmts == nil || (w.next-w.stmtFrame < StatementFrames && !w.closing) {
+		return
+	}
+	for i := range w.stmts {
+		s := &w.stmts[i]
+		if s.Signature == nil {
+			continue
+		}
+		w.begin()
+		w.payload = append(w.payload, recStatement)
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Member))
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Tag))
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Seal+1))
+		w.payload = binary.AppendUvarint(w.payload, uint64(s.Count))
+		w.payload = appendBytes(w.payload, s.Signature)
+		s.Signature = nil
+	}
+	w.stmtFrame = w.next
+}
+
 // Flush writes everything recorded so far as one chunk, if anything is
 // pending. A session calls it once a turn.
 func (w *Writer) Flush() error {
@@ -294,6 +347,7 @@ func (w *Writer) Flush() error {
 	if w.next > w.written {
 		w.begin()
 	}
+	w.writeStatements()
 	w.chunkFrames = 0
 	if len(w.payload) == 0 {
 		return nil
@@ -337,6 +391,7 @@ func (w *Writer) Close(final bucket.Frame, hash uint64, reason EndReason) error 
 	if final != w.next-1 {
 		return w.invalid("closed at frame %d, but the last frame recorded is %d", final, w.next-1)
 	}
+	w.closing = true
 	if err := w.Flush(); err != nil {
 		return err
 	}

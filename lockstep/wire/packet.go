@@ -115,11 +115,19 @@ func (m *Membership) hasReasons() bool {
 // receiver lacks: sequence numbers First .. First+len(Commands)-1, with that
 // member's seal Seal, which holds once the receiver has every command below
 // First+len(Commands). A Relay without commands forwards the seal alone.
+//
+// With HasStatement the relay carries the relayed member's own signed
+// Statement, which the forwarder holds and which covers (a prefix of) what
+// it forwards: the receiver checks the member's signature over the
+// commands it then holds.
 type Relay struct {
 	Member   bucket.Slot
 	First    uint32
 	Seal     bucket.Frame
 	Commands []Command
+
+	HasStatement bool
+	Statement    Statement
 }
 
 // FrameHashes are the hashes of one executed frame.
@@ -178,6 +186,11 @@ type Packet struct {
 
 	HasDetail bool
 	Detail    Detail
+
+	// HasStatement: the datagram carries the sender's newest signed
+	// Statement about its own stream (an extension block).
+	HasStatement bool
+	Statement    Statement
 }
 
 // headerLen is the fixed part: kind, session, from, number, flags, next, ack.
@@ -245,6 +258,12 @@ func (p *Packet) Length() int {
 		d := &p.Detail
 		n += uvarintLen(frameCode(d.Start)) + uvarintLen(uint64(len(d.Frames))) + 16*len(d.Frames) +
 			uvarintLen(uint64(len(d.Sections))) + 8*len(d.Sections)
+	}
+	if p.HasStatement {
+		n += statementLength(&p.Statement)
+	}
+	if p.HasRelay && p.Relay.HasStatement {
+		n += statementLength(&p.Relay.Statement)
 	}
 	return n
 }
@@ -369,6 +388,12 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 			b = binary.LittleEndian.AppendUint64(b, h)
 		}
 	}
+	if p.HasStatement {
+		b = appendStatement(b, tagStatement, &p.Statement)
+	}
+	if p.HasRelay && p.Relay.HasStatement {
+		b = appendStatement(b, tagRelayStatement, &p.Relay.Statement)
+	}
 	return b, nil
 }
 
@@ -403,6 +428,16 @@ func (p *Packet) checkOptional() error {
 		d := &p.Detail
 		if len(d.Frames) == 0 || len(d.Frames) > MaxDetailFrames || len(d.Sections) > MaxSections || d.Start < 0 || d.Start >= maxFrame {
 			return fmt.Errorf("wire: detail of %d frames and %d sections from frame %d", len(d.Frames), len(d.Sections), d.Start)
+		}
+	}
+	if p.HasStatement {
+		if err := checkStatement(&p.Statement, "statement"); err != nil {
+			return err
+		}
+	}
+	if p.HasRelay && p.Relay.HasStatement {
+		if err := checkStatement(&p.Relay.Statement, "relay statement"); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -550,10 +585,7 @@ func Parse(b []byte, p *Packet) error {
 			return r.fail("detail hashes")
 		}
 	}
-	if r.off != len(b) {
-		return fmt.Errorf("%w: %d trailing bytes at offset %d", ErrMalformed, len(b)-r.off, r.off)
-	}
-	return nil
+	return r.parseExtensions(p)
 }
 
 // commands decodes a count and that many commands whose first frame is

@@ -133,6 +133,15 @@ func testPackets() []struct {
 			p.Relay.Commands = nil
 			return p
 		}()},
+		{"statement", Packet{Seal: 30, AckSeal: 30, Next: 2, Commands: commands(2, 31, 0, 3),
+			HasStatement: true, Statement: Statement{Seal: 30, Count: 2, Signature: bytes.Repeat([]byte{0xab}, 64)}}},
+		{"statement without a signature", Packet{Seal: 30, AckSeal: 30, HasStatement: true, Statement: Statement{Seal: -1}}},
+		{"every block and both statements", func() Packet {
+			p := blockPacket()
+			p.HasStatement, p.Statement = true, Statement{Seal: 1<<40 - 1, Count: math.MaxUint32, Signature: bytes.Repeat([]byte{1}, MaxSignatureSize)}
+			p.Relay.HasStatement, p.Relay.Statement = true, Statement{Seal: 5, Count: 3, Signature: bytes.Repeat([]byte{2}, 64)}
+			return p
+		}()},
 	}
 }
 
@@ -158,6 +167,12 @@ func mustAppend(t testing.TB, p *Packet) []byte {
 // normalized returns a copy of p in which no commands is nil and an empty
 // payload is nil, so that packets equal on the wire compare equal.
 func normalized(p Packet) Packet {
+	if len(p.Statement.Signature) == 0 {
+		p.Statement.Signature = nil
+	}
+	if len(p.Relay.Statement.Signature) == 0 {
+		p.Relay.Statement.Signature = nil
+	}
 	if len(p.Membership.Views) == 0 {
 		p.Membership.Views = nil
 	}
@@ -471,15 +486,27 @@ func TestParseSessionHeader(t *testing.T) {
 }
 
 // TestTruncated cuts representative datagrams at every byte: no proper prefix
-// of a datagram decodes, and none makes Parse panic.
+// of a datagram decodes, and none makes Parse panic. The one exception is a
+// cut between extension blocks: the extension blocks are optional, so a
+// datagram cut where one begins is the datagram without them.
 func TestTruncated(t *testing.T) {
 	for _, tt := range testPackets() {
 		t.Run(tt.name, func(t *testing.T) {
 			b := mustAppend(t, &tt.p)
+			bare := tt.p
+			bare.HasStatement, bare.Relay.HasStatement = false, false
+			ext := map[int]bool{bare.Length(): true}
+			if tt.p.HasStatement {
+				bare.HasStatement = true
+				ext[bare.Length()] = true
+			}
 			p := Packet{Commands: make([]Command, 0, 8)}
 			for i := range len(b) {
 				cut := bytes.Clone(b[:i]) // no spare capacity to read past
 				err := Parse(cut, &p)
+				if err == nil && ext[i] {
+					continue
+				}
 				if err == nil {
 					t.Fatalf("Parse of the first %d of %d bytes succeeded", i, len(b))
 				}

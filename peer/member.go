@@ -264,6 +264,9 @@ func (m *Member) play(ctx context.Context) error {
 		if rec, err = m.cfg.Record.start(sess, m.cfg.Params.Sim, m.cfg.Params.SimVersion); err != nil {
 			return err
 		}
+		m.mu.Lock()
+		m.rec = rec // closed by run, whatever happens next
+		m.mu.Unlock()
 	}
 	var sim lockstep.Simulation
 	if m.cfg.NewSim != nil {
@@ -280,7 +283,7 @@ func (m *Member) play(ctx context.Context) error {
 		return err
 	}
 	m.mu.Lock()
-	m.sess, m.tr, m.ls, m.rec = sess, tr, ls, rec
+	m.sess, m.tr, m.ls = sess, tr, ls
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))

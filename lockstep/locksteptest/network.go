@@ -1,0 +1,117 @@
+package locksteptest
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// inject carries out a fault whose time has come.
+func (h *harness) inject(f Fault) {
+	h.lastFault = h.now
+	switch f.Kind {
+	case FaultKill:
+		h.members[f.Slot].killed = true
+	case FaultLeave:
+		m := h.members[f.Slot]
+		if m.active() {
+			if _, err := m.core.Leave(h.now); err != nil {
+				m.fail(err)
+			}
+			h.ready(m)
+		}
+	case FaultPartition:
+		h.splitFrom, h.splitTo, h.splitGroup = h.now, h.now+f.Duration, f.Group
+	case FaultFreeze:
+		m := h.members[f.Slot]
+		if m.active() {
+			m.frozen, m.wasFrozen, m.queued = h.now+f.Duration, true, 0
+			// The wakes set before are stale now; it wakes after the
+			// datagrams its socket held are read.
+			h.wake(m, m.frozen+time.Microsecond)
+		}
+	case FaultMute:
+		m := h.members[f.Slot]
+		m.muted, m.muteSeal = true, m.core.Stats().Seal
+	case FaultStorm:
+		h.stormTo, h.stormLoss = h.now+f.Duration, f.Loss
+	}
+}
+
+// apart reports whether a partition separates members a and b now: the
+// members of its Group from the rest or, without a group, a lower half
+// (slots below Members/2) from an upper half.
+func (h *harness) apart(a, b bucket.Slot) bool {
+	if h.now < h.splitFrom || h.now >= h.splitTo {
+		return false
+	}
+	if g := h.splitGroup; g != 0 {
+		return (g>>a)&1 != (g>>b)&1
+	}
+	half := bucket.Slot(h.cfg.Members / 2)
+	return (a < half) != (b < half)
+}
+
+func (h *harness) transmit(m *member, d lockstep.Datagram) {
+	if m.muted {
+		d.Data = h.mute(m, d.Data)
+	}
+	if h.now < h.stormTo && float64(h.storms.Uint32())/(1<<32) < h.stormLoss {
+		h.res.Lost++
+		return
+	}
+	if h.cfg.Tamper != nil {
+		if d.Data = h.cfg.Tamper(h.now, m.slot, d.To, d.Data); d.Data == nil {
+			return
+		}
+	}
+	if h.streams != nil {
+		h.streamSend(m, d.To, d.Data)
+		return
+	}
+	size := len(d.Data) + m.core.Config().Overhead
+	depart, ok := m.uplink.Admit(h.now, size)
+	if !ok || h.apart(m.slot, d.To) {
+		h.res.Lost++
+		return
+	}
+	del := m.links[d.To].Send(depart, size)
+	if del.Lost() {
+		h.res.Lost++
+		return
+	}
+	for i := range del.Copies {
+		var buf []byte
+		if n := len(h.bufs); n > 0 {
+			buf = h.bufs[n-1]
+			h.bufs = h.bufs[:n-1]
+		}
+		e := h.newEvent()
+		e.at, e.kind, e.to, e.from, e.sent = del.Arrival[i], evDeliver, d.To, m.slot, h.now
+		e.data = append(buf, d.Data...)
+		h.push(e)
+	}
+}
+
+// mute rewrites a muted member's datagram: its seal stays where it was when
+// it was muted, and its commands past that seal are left out.
+func (h *harness) mute(m *member, data []byte) []byte {
+	p := &h.pkt
+	if err := wire.Parse(data, p); err != nil {
+		return data
+	}
+	p.Seal = min(p.Seal, m.muteSeal)
+	n := len(p.Commands)
+	for n > 0 && p.Commands[n-1].Frame > m.muteSeal {
+		n--
+	}
+	p.Next -= uint16(len(p.Commands) - n)
+	p.Commands = p.Commands[:n]
+	out, err := p.Append(nil)
+	if err != nil {
+		panic("locksteptest: muting a datagram: " + err.Error())
+	}
+	return out
+}

@@ -1,0 +1,236 @@
+package lockstep
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+)
+
+// advanceClock moves the frame clock to now, slowing it (by at most a tenth
+// of real time) while this member runs ahead of the slowest member it hears.
+func (c *Core) advanceClock(now time.Duration) {
+	if now < c.lastNow {
+		now = c.lastNow
+	}
+	c.resume(now)
+	dt := now - c.lastNow
+	c.lastNow = now
+	pos := c.position(now)
+	if dt > 0 && pos > 0 {
+		slowest, ok := c.slowestClock(now)
+		if ok && pos-slowest > c.cfg.Frame/8 {
+			c.lag += min(dt/10, pos-slowest)
+			c.stats.Slewed += min(dt/10, pos-slowest)
+			pos = c.position(now)
+		}
+	}
+	if f := bucket.Frame(pos / c.cfg.Frame); pos >= 0 && f > c.frame {
+		c.frame = f
+	}
+	// Our seal: nothing further below the frame our next command would go
+	// to. A seal change goes out at once: it is what the others wait for.
+	own := c.table.Stream(c.self)
+	seal := c.stamp(pos) - 1
+	if c.cfg.Turns.Ahead > 0 {
+		seal = c.turnSeal()
+	}
+	if seal > own.Seal() {
+		own.SetSeal(seal)
+		// When it was due: under the adaptive policy the seal passes a
+		// frame at that frame's time less the lead, which the caller's
+		// wake-up may have missed by a little; the others must allow for
+		// that wait too.
+		c.sealAt = now
+		if due, ok := c.sealDue(seal); ok {
+			if late := pos - due; late > 0 && late < c.cfg.Frame {
+				c.sealAt = now - late
+			}
+		}
+		for _, r := range c.peers {
+			if r != nil && !r.urgent {
+				r.urgent, r.urgentAt = true, now
+			}
+		}
+	}
+}
+
+// stamp returns the frame a command submitted at frame-clock position pos
+// goes to, before the bounds of the seal and the executed frame: a fixed
+// number of frames after the current one, or, under the adaptive policy,
+// the first frame at least the lead away (bucket.StampFrame), and never the
+// current frame. Turns (turnSeal) override it.
+func (c *Core) stamp(pos time.Duration) bucket.Frame {
+	if c.cfg.FixedDelay > 0 {
+		return c.frame + bucket.Frame(c.cfg.FixedDelay)
+	}
+	return max(bucket.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
+}
+
+// sealDue returns the frame-clock position at which, under the adaptive
+// policy, our seal passes frame g: its time less the lead. ok is false with
+// a fixed delay or turns, whose seals move at frame ticks.
+func (c *Core) sealDue(g bucket.Frame) (pos time.Duration, ok bool) {
+	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+		return 0, false
+	}
+	return time.Duration(g)*c.cfg.Frame - c.lead.Duration(), true
+}
+
+// delayFrames returns how many frames ahead a command submitted at the
+// start of a frame goes, and the lead in force (zero with a fixed delay or
+// turns, whose seals move at frame ticks).
+func (c *Core) delayFrames() (int, time.Duration) {
+	switch {
+	case c.cfg.Turns.Ahead > 0:
+		return c.stats.Delay, 0
+	case c.cfg.FixedDelay > 0:
+		return c.cfg.FixedDelay, 0
+	}
+	l := c.lead.Duration()
+	return int(l/c.cfg.Frame) + 1, l
+}
+
+// turnSeal advances the schedule of turns to the frame clock and returns
+// the seal it implies: the frame before the turn Ahead turns after the
+// current one.
+func (c *Core) turnSeal() bucket.Frame {
+	if c.turnLen == 0 {
+		c.turnLen = c.turnLength()
+	}
+	for c.frame >= c.turnStart+bucket.Frame(c.turnLen) {
+		c.turnStart += bucket.Frame(c.turnLen)
+		c.turnLen = c.turnLength()
+	}
+	ahead := c.cfg.Turns.Ahead * c.turnLen
+	c.stats.Delay = ahead
+	return c.turnStart + bucket.Frame(ahead) - 1
+}
+
+// turnLength returns the length of the next turn in frames: the configured
+// one, or the largest smoothed RTT to a live member in whole frames.
+func (c *Core) turnLength() int {
+	if c.cfg.Turns.Length > 0 {
+		return c.cfg.Turns.Length
+	}
+	var rtt time.Duration
+	for _, r := range c.peers {
+		if r != nil && c.live(r.slot) && r.rttN > 0 {
+			rtt = max(rtt, r.srtt)
+		}
+	}
+	if rtt == 0 {
+		return c.cfg.InitialDelay
+	}
+	n := int((rtt + c.cfg.Frame - 1) / c.cfg.Frame)
+	return max(1, min(n, c.cfg.MaxDelay/max(1, c.cfg.Turns.Ahead)))
+}
+
+// sampleLateness records how long the news in r's datagrams took to reach
+// us, on the arrival of a datagram newer than any before, sent when r's
+// frame clock read clock: our frame clock now minus that reading. That is
+// the datagram's one-way delay plus how far r's frame clock lags ours, and it
+// is exactly what r's lead must cover for its seals to arrive before we need
+// them: r seals frame g when its clock passes g·frame−lead, and we need the
+// seal when ours reaches g·frame. The skipped datagrams numbered in between
+// were lost or overtaken: their news arrived with this one, so each counts
+// from its estimated send time, spread evenly between the previous newest
+// datagram's clock and this one's. A datagram before frame 0 says nothing,
+// nor one sent before the path first carried anything (settled false).
+func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock time.Duration, settled bool) {
+	pos := c.position(now)
+	prev := r.newestClock
+	r.newestClock = clock
+	if pos < 0 || clock <= 0 || !settled {
+		return
+	}
+	if prev > 0 && skipped > 0 {
+		// One lost datagram is what the second copy of a seal repairs
+		// (Config.SealRepeat), and its estimated send time is crude: it
+		// counts in the window but does not raise the peak. A run of them
+		// is a burst the peak must remember.
+		n := min(skipped, maxSkippedSamples)
+		for i := 1; i <= n; i++ {
+			sent := prev + (clock-prev)*time.Duration(i)/time.Duration(n+1)
+			r.addLateness(pos-sent, skipped > 1)
+		}
+	}
+	r.addLateness(pos-clock, true)
+}
+
+// maxSkippedSamples bounds the samples one arrival adds for the datagrams
+// it skipped, so a long outage does not flush the whole window at once.
+const maxSkippedSamples = 16
+
+// position returns the frame-clock position at now: time since frame 0
+// began, less the slowing applied so far.
+func (c *Core) position(now time.Duration) time.Duration {
+	return now - c.cfg.Start - c.lag
+}
+
+func (c *Core) slowestClock(now time.Duration) (time.Duration, bool) {
+	var slowest time.Duration
+	found := false
+	for _, r := range c.peers {
+		if r == nil || !c.live(r.slot) {
+			continue
+		}
+		if at, ok := r.clockAt(now); ok && (!found || at < slowest) {
+			slowest, found = at, true
+		}
+	}
+	return slowest, found
+}
+
+// updatePolicy resizes the delay from fresh measurements, at most once a
+// frame.
+func (c *Core) updatePolicy(now time.Duration) {
+	if now-c.lastPolicy < c.cfg.Frame {
+		return
+	}
+	c.lastPolicy = now
+	for _, r := range c.peers {
+		if r == nil {
+			continue
+		}
+		// Our report of its lateness, sent back to it; sorting the window
+		// is the costliest thing the core does, so only every tenth frame.
+		if r.lags.Len() > 0 && (r.lagHigh == 0 || c.frame%10 == 0) {
+			r.lagHigh = r.lags.Percentile(99)
+			r.lagPeak = max(r.lagHigh, r.lagPeak-(r.lagPeak-r.lagHigh)*10*c.cfg.Frame/peakMemory)
+		}
+	}
+	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+		return // the delay is not ours to adapt
+	}
+	if c.frame%10 == 0 {
+		c.stats.SendWait = c.waits.Percentile(99)
+	}
+	var lag time.Duration
+	partial := false
+	for _, r := range c.peers {
+		if r == nil || !c.live(r.slot) {
+			continue
+		}
+		if r.rttN < 8 || r.reportedLag == 0 {
+			// Not measured yet; its one-way delay as we see it is a
+			// lower bound.
+			partial = true
+			if r.rttN > 0 {
+				lag = max(lag, r.oneWay())
+			}
+			continue
+		}
+		lag = max(lag, r.reportedLag)
+	}
+	// The lead covers the lateness, a seal change's wait for its send, and
+	// the second copy of a seal whose first datagram was lost. Until every
+	// path is measured it can only grow.
+	wait := c.stats.SendWait + max(c.cfg.SealRepeat, 0)
+	if partial {
+		c.lead.Raise(lag, wait)
+	} else {
+		c.lead.Update(lag, wait)
+	}
+	c.stats.Delay, c.stats.Lead = c.delayFrames()
+	c.stats.Lag = lag
+}

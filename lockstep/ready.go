@@ -1,0 +1,122 @@
+package lockstep
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+)
+
+// Ready advances the core to now and returns the work to do. See Ready for
+// the caller's duties and how long the result stays valid.
+func (c *Core) Ready(now time.Duration) Ready {
+	c.out.Datagrams = c.out.Datagrams[:0]
+	c.out.Buckets = c.out.Buckets[:0]
+	c.arena = c.arena[:0]
+	c.cmdBuf = c.cmdBuf[:0]
+	c.bucketAt = c.bucketAt[:0]
+	if c.stopped {
+		c.out.Events = c.out.Events[:0]
+		c.out.Statements = nil
+		c.out.Deadline = now + c.cfg.DropTimeout
+		return c.out
+	}
+	c.advanceClock(now)
+	c.checkTimeouts(now)
+	c.settleLeaves(now)
+	// A member alone with its suspicions would agree with itself at once:
+	// the majority is checked first.
+	if c.checkMajority() {
+		events, stmts := c.out.Events, c.out.Statements
+		c.out.Events, c.out.Statements = c.out.Events[:0:0], nil
+		out := c.out
+		out.Events, out.Statements, out.Deadline = events, stmts, now+c.cfg.DropTimeout
+		return out
+	}
+	c.agree(now)
+	c.updatePolicy(now)
+	if c.confirmed() {
+		c.execute()
+	}
+	c.reportDesync(now)
+	c.checkLeft(now)
+	c.trim()
+	c.send(now)
+	c.out.Deadline = c.deadline(now)
+	events, stmts := c.out.Events, c.out.Statements
+	c.out.Events, c.out.Statements = c.out.Events[:0:0], nil
+	out := c.out
+	out.Events, out.Statements = events, stmts
+	// Buckets reference cmdBuf, which may have moved while growing.
+	for i, at := range c.bucketAt {
+		end := len(c.cmdBuf)
+		if i+1 < len(c.bucketAt) {
+			end = c.bucketAt[i+1]
+		}
+		out.Buckets[i].Commands = c.cmdBuf[at:end:end]
+	}
+	c.stats.Frame = c.frame
+	c.stats.Executed = c.executed
+	c.stats.Seal = c.table.Stream(c.self).Seal()
+	return out
+}
+
+// execute collects every frame whose time has come and whose bucket is
+// complete.
+func (c *Core) execute() {
+	for c.executed < c.frame {
+		f := c.executed + 1
+		if !c.table.Ready(f) {
+			if f > c.stalled {
+				c.stalled = f
+				c.stats.Stalls++
+			}
+			return
+		}
+		at := len(c.cmdBuf)
+		c.bucketAt = append(c.bucketAt, at)
+		c.cmdBuf = c.table.AppendBucket(c.cmdBuf, f)
+		c.out.Buckets = append(c.out.Buckets, Bucket{Frame: f})
+		c.executed = f
+		c.stats.Commands += int64(len(c.cmdBuf) - at)
+		rec := c.record(f)
+		rec.frame, rec.input, rec.stepped = f, InputHash(f, c.cmdBuf[at:]), false
+	}
+}
+
+// trim forgets commands nobody needs any more: our own once every member
+// holds them and they are executed, others' a window after execution.
+func (c *Core) trim() {
+	own := c.table.Stream(c.self)
+	acked := own.Next()
+	for _, r := range c.peers {
+		if r != nil && c.live(r.slot) {
+			acked = min(acked, r.acked)
+		}
+	}
+	// Keep what this Ready's buckets reference: trimming clears payloads.
+	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
+	own.Trim(min(acked, seqAfter(own, keepFrom)))
+	for i := range c.cfg.Members {
+		slot := bucket.Slot(i)
+		if slot == c.self || (!c.live(slot) && c.finalized&(1<<slot) == 0) {
+			continue // a suspect's commands may have to be relayed
+		}
+		s := c.table.Stream(slot)
+		s.Trim(seqAfter(s, keepFrom-c.window.Ahead))
+	}
+}
+
+// seqAfter returns the first held sequence number of s stamped after frame.
+func seqAfter(s *bucket.Stream, frame bucket.Frame) uint32 {
+	held := s.Since(0)
+	lo, hi := 0, len(held)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if held[m].Frame <= frame {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return s.Base() + uint32(lo)
+}

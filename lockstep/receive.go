@@ -1,0 +1,181 @@
+package lockstep
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// Receive hands the core a datagram that arrived from member from, as
+// authenticated by the transport. A datagram that does not decode, carries
+// another session's tag or claims another sender is counted in Stats and
+// ignored. Receive never panics on any input. data is not retained.
+func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
+	c.stats.DatagramsReceived++
+	c.stats.BytesReceived += int64(len(data) + c.cfg.Overhead)
+	if c.closed || c.stopped {
+		return
+	}
+	if int(from) >= len(c.peers) || from == c.self {
+		c.stats.Foreign++
+		return
+	}
+	p := &c.pkt
+	if err := wire.Parse(data, p); err != nil {
+		c.stats.Malformed++
+		return
+	}
+	if p.Session != c.cfg.Session || p.From != from {
+		c.stats.Foreign++
+		return
+	}
+	c.advanceClock(now)
+	r := c.peers[from]
+	if !c.live(from) {
+		c.stats.Ignored++
+		if c.suspected&(1<<from) != 0 {
+			r.replyDue = true // it may not know: tell it (send.go)
+		}
+		return
+	}
+	if p.HasMembership && p.Membership.Suspected&(1<<c.self) != 0 {
+		// It stopped listening to us: the session has split between us,
+		// or it dropped us. Nothing else it says counts for us.
+		if bits.OnesCount64(p.Membership.Suspected) == len(p.Membership.Views) {
+			c.namesUs(now, r, &p.Membership)
+		}
+		return
+	}
+	first := !r.heard
+	r.heard = true
+	r.lastRecv = now
+	if first {
+		r.heardPos = c.position(now)
+	}
+
+	// Timing: echo of our datagram, one-way delay variation, clock.
+	if p.HasEcho {
+		r.echo(now, p.Echo)
+		if c.resumed && int16(p.Echo.Number-r.resumeNum) >= 0 {
+			r.confirmed = true
+		}
+		if r.leaveSent && int16(p.Echo.Number-r.leaveNum) >= 0 {
+			r.leaveHeard = true
+		}
+	}
+	newer := first || int16(p.Number-r.newest) > 0
+	var skipped int // datagrams numbered between the newest before this one and this one
+	if newer {
+		if !first {
+			skipped = int(p.Number-r.newest) - 1
+		}
+		r.newest, r.newestAt = p.Number, now
+	}
+	// A datagram sent before the path first carried anything waited for
+	// the connection to be set up (handshakes lost and repeated): its delay
+	// says nothing of the path, so it is not a sample.
+	sent := ticksDuration(p.Sent)
+	clock := ticksDuration(p.Clock)
+	settled := clock >= r.heardPos
+	if settled {
+		r.offsets.Add(now - c.epoch - sent)
+	}
+	r.clockOff[r.clockN%clockSamples] = clock - now
+	r.clockN++
+	if newer {
+		c.sampleLateness(now, r, skipped, clock, settled)
+	}
+	r.reportedLag = ticksDuration(p.Lag)
+
+	// What it holds of ours. It cannot hold what we never sent.
+	own := c.table.Stream(c.self)
+	ack := wire.Unwrap16(own.Next(), p.Ack)
+	if ack > own.Next() {
+		c.violation(now, from, "ack", fmt.Sprintf("acknowledges %d of our commands, we sent %d", ack, own.Next()))
+		return
+	}
+	if p.AckSeal > own.Seal() {
+		c.violation(now, from, "ack", fmt.Sprintf("acknowledges our seal %d, we sealed %d", p.AckSeal, own.Seal()))
+		return
+	}
+	r.acked = max(r.acked, ack)
+	r.ackedSeal = max(r.ackedSeal, p.AckSeal)
+
+	// Its commands and seal.
+	s := c.table.Stream(from)
+	next := wire.Unwrap16(s.Next(), p.Next)
+	if uint32(len(p.Commands)) > next {
+		c.violation(now, from, "sequence", "more commands than sequence numbers")
+		return
+	}
+	if newer && next >= r.newestNext && p.Seal < r.newestSeal {
+		c.violation(now, from, "seal", fmt.Sprintf("seal moved backwards from %d to %d", r.newestSeal, p.Seal))
+		return
+	}
+	if newer {
+		r.newestSeal, r.newestNext = p.Seal, next
+	}
+	if p.Seal > r.topSeal {
+		r.topSeal, r.sealMovedAt = p.Seal, now
+	}
+	if next > r.topNext {
+		r.topNext, r.nextMovedAt = next, now
+	}
+	limit := c.executed + c.window.Ahead
+	firstSeq := next - uint32(len(p.Commands))
+	before := s.Next()
+	for i, wc := range p.Commands {
+		seq := firstSeq + uint32(i)
+		if wc.Frame > limit {
+			c.violation(now, from, "window", fmt.Sprintf("command %d at frame %d outside the window (executed %d)", seq, wc.Frame, c.executed))
+			return
+		}
+		if len(wc.Payload) > c.cfg.MaxCommandSize {
+			c.violation(now, from, "limit", fmt.Sprintf("command %d has %d bytes, limit %d", seq, len(wc.Payload), c.cfg.MaxCommandSize))
+			return
+		}
+		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
+		if seq >= s.Next() {
+			cmd.Payload = append([]byte(nil), wc.Payload...)
+		}
+		if _, err := s.Insert(cmd); err != nil {
+			c.violation(now, from, "commands", err.Error())
+			return
+		}
+	}
+	if detail := c.countFrames(from, before); detail != "" {
+		c.violation(now, from, "limit", detail)
+		return
+	}
+	if p.Seal > limit {
+		c.violation(now, from, "window", fmt.Sprintf("seal %d outside the window (executed %d)", p.Seal, c.executed))
+		return
+	}
+	s.Promise(p.Seal, next)
+	c.extendChain(now, from)
+	if p.HasStatement {
+		c.onStatement(now, from, from, p.Statement)
+		if !c.live(from) {
+			return
+		}
+	}
+
+	if p.HasLeave {
+		c.onLeave(now, r, p.LeaveFrame)
+	}
+	if p.HasMembership && newer {
+		c.onMembership(now, r, &p.Membership)
+	}
+	if p.HasRelay && c.live(from) {
+		c.onRelay(now, r, &p.Relay)
+	}
+	if p.HasHash {
+		c.onHash(r, p.Hash)
+	}
+	if p.HasDetail {
+		c.onDetail(now, r, &p.Detail)
+	}
+}

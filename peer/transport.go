@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/quic-go/quic-go"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -147,34 +146,6 @@ type Transport struct {
 type link struct {
 	conn *quic.Conn
 	out  *streamSender // nil in ModeDatagram
-}
-
-type memberCounters struct {
-	sent, sentBytes, recv, recvBytes, sendErrors, dropped, sendDropped atomic.Uint64
-}
-
-// MemberStats counts one member's datagrams, payload bytes only. In
-// ModeStream a "datagram" is one packet, carried in a stream frame; the
-// counts leave out the frames' length prefixes.
-type MemberStats struct {
-	Connected         bool   // a connection to the member is open
-	DatagramsSent     uint64 // datagrams handed to QUIC for it (ModeStream: queued for its stream)
-	BytesSent         uint64
-	DatagramsReceived uint64 // datagrams that arrived from it
-	BytesReceived     uint64
-	SendErrors        uint64 // sends that failed (too large, connection gone)
-	Dropped           uint64 // of its datagrams, dropped because Incoming was full (never in ModeStream)
-	SendDropped       uint64 // ModeStream: packets Send dropped because the member's stream queue was full
-}
-
-// TransportStats are the transport's counters. Counters only grow.
-type TransportStats struct {
-	Mode       Mode              // how the packets travel
-	Members    []MemberStats     // by slot; this member's own entry stays zero
-	Dropped    uint64            // datagrams dropped because Incoming was full
-	Refused    uint64            // connections refused: strangers, wrong direction, unreadable identity, another mode
-	Silences   uint64            // times nothing arrived from anyone for SilenceWarning
-	Impairment *netsim.ConnStats // what the profile did to outgoing packets; nil without one
 }
 
 // NewTransport opens the datagram channel of sess on h's datagram socket
@@ -319,196 +290,6 @@ type hostSocket struct{ *net.UDPConn }
 
 func (hostSocket) Close() error { return nil }
 
-// dialLoop dials a higher member until a connection is up or the transport
-// closes.
-func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
-	addr := net.UDPAddrFromAddrPort(t.sess.Endpoints[slot])
-	backoff := 50 * time.Millisecond
-	for t.ctx.Err() == nil {
-		// A configuration per try: libp2p's check of the server's
-		// identity serves one handshake.
-		conf := clientTLS(t.host.ident, id)
-		// Our mode first, the other after it: a member in the other mode
-		// then completes the handshake in its mode, which proves it runs
-		// that mode (see serverTLS).
-		conf.NextProtos = []string{t.mode.alpn(), t.mode.other().alpn()}
-		conn, err := t.qt.Dial(t.ctx, addr, conf, t.mode.quicConfig())
-		otherMode := err == nil && conn.ConnectionState().TLS.NegotiatedProtocol != t.mode.alpn()
-		if otherMode {
-			// The member ends the handshake once it has our proof, which
-			// tells it why; wait for that a moment, then close.
-			wait := time.NewTimer(time.Second)
-			select {
-			case <-conn.Context().Done():
-			case <-wait.C:
-			case <-t.ctx.Done():
-			}
-			wait.Stop()
-			_ = conn.CloseWithError(CodeModeMismatch, "transport mode mismatch")
-		}
-		if err == nil && !otherMode {
-			t.attach(slot, conn)
-			return
-		}
-		if otherMode || refusedMode(err) {
-			err = fmt.Errorf("%w: member %d (%s) refuses the %s transport (ALPN %q): it runs the %s transport", ErrModeMismatch, slot, id, t.mode, t.mode.alpn(), t.mode.other())
-			t.log.Warn("peer: transport mode mismatch", "member", slot, "id", id, "err", err)
-			t.mu.Lock()
-			t.dialErr[slot] = err
-			t.mu.Unlock()
-			t.fail(err)
-			return
-		}
-		t.log.Debug("peer: dialling member failed; retrying", "member", slot, "id", id, "err", err)
-		t.mu.Lock()
-		t.dialErr[slot] = err
-		t.mu.Unlock()
-		select {
-		case <-t.ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
-	}
-}
-
-// acceptLoop accepts connections from lower members and refuses the rest.
-func (t *Transport) acceptLoop() {
-	for {
-		conn, err := t.ln.Accept(t.ctx)
-		if err != nil {
-			return
-		}
-		id, err := remoteID(conn)
-		if err != nil {
-			t.refuse(conn, CodeBadIdentity, "no libp2p identity", "", err)
-			continue
-		}
-		slot, member := t.sess.Slot(id)
-		switch {
-		case !member:
-			t.refuse(conn, CodeNotMember, "not a member of this session", id, nil)
-		case id >= t.sess.Members[t.self]:
-			t.refuse(conn, CodeWrongDirection, "the lower peer ID dials", id, nil)
-		default:
-			t.attach(slot, conn)
-		}
-	}
-}
-
-// otherMode hears of every handshake that chose the other mode's ALPN,
-// once the client has proven its identity id (see serverTLS); the
-// handshake is about to fail with a TLS alert, which tells the client. A
-// member in the other mode makes NewTransport give up after
-// modeMismatchGrace, with the reason logged; a stranger is only counted.
-// An unauthenticated packet, whatever it claims and wherever it seems to
-// come from, never gets this far.
-func (t *Transport) otherMode(id peer.ID, _ string) {
-	t.refused.Add(1)
-	slot, member := t.sess.Slot(id)
-	if !member || slot == t.self {
-		t.host.refusals.refused("peer: refused a connection of a stranger in the other transport mode", "id", id, "ours", t.mode)
-		return
-	}
-	err := fmt.Errorf("%w: member %d (%s) dialled for the %s transport, this member runs the %s transport", ErrModeMismatch, slot, id, t.mode.other(), t.mode)
-	t.mu.Lock()
-	first := t.mismatchErr == nil
-	t.dialErr[slot] = err
-	t.mismatchErr = err
-	t.mu.Unlock()
-	if first {
-		t.log.Warn("peer: refused a connection: transport mode mismatch", "member", slot, "id", id, "err", err)
-	}
-	select {
-	case t.mismatch <- struct{}{}:
-	default:
-	}
-}
-
-// refusedMode says whether a dial failed because the member runs the other
-// mode: a listener of this version ends the handshake once it has checked
-// our identity, with the TLS alert bad_certificate (see serverTLS), and one
-// of an older version refuses our ALPN with no_application_protocol (RFC
-// 7301); either comes as a QUIC crypto error (RFC 9001 §4.8) from the
-// member we dialled, whose identity the handshake had proven by then.
-func refusedMode(err error) bool {
-	const badCertificate, noApplicationProtocol = 42, 120
-	var te *quic.TransportError
-	return errors.As(err, &te) && te.Remote &&
-		(te.ErrorCode == 0x100+badCertificate || te.ErrorCode == 0x100+noApplicationProtocol)
-}
-
-// fail makes NewTransport give up at once with err, if it has not
-// returned yet; the first reason stays.
-func (t *Transport) fail(err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.failErr == nil {
-		t.failErr = err
-		close(t.failed)
-	}
-}
-
-func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why string, id peer.ID, err error) {
-	t.refused.Add(1)
-	t.host.refusals.refused("peer: refused a datagram connection", "from", conn.RemoteAddr(), "id", id, "why", why, "err", err)
-	_ = conn.CloseWithError(code, why)
-}
-
-// attach makes conn the connection to slot and starts reading it, and in
-// ModeStream writing its stream.
-func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		_ = conn.CloseWithError(CodeClosed, "transport closed")
-		return
-	}
-	l := &link{conn: conn}
-	if t.mode == ModeStream {
-		l.out = newStreamSender(slot, t.queue, t.log)
-	}
-	old := t.links[slot].Swap(l)
-	if old == nil {
-		t.connected++
-		if t.connected == len(t.links)-1 {
-			close(t.ready)
-		}
-	}
-	if l.out != nil {
-		t.wg.Go(func() { l.out.run(conn) })
-		t.wg.Go(func() { t.streamReadLoop(slot, conn) })
-	} else {
-		t.wg.Go(func() { t.readLoop(slot, conn) })
-	}
-	t.mu.Unlock()
-	t.log.Debug("peer: member connected", "member", slot, "remote", conn.RemoteAddr())
-	if old != nil {
-		_ = old.conn.CloseWithError(CodeReplaced, "replaced by a newer connection")
-	}
-}
-
-// readLoop moves the datagrams of one connection onto Incoming, promptly:
-// quic-go queues only 128 of them and drops the rest.
-func (t *Transport) readLoop(slot bucket.Slot, conn *quic.Conn) {
-	for {
-		data, err := conn.ReceiveDatagram(t.ctx)
-		if err != nil {
-			t.connectionLost(slot, conn, err)
-			return
-		}
-		t.deliver(slot, data)
-	}
-}
-
-// connectionLost logs the end of conn, unless the transport is closing or
-// a newer connection replaced it.
-func (t *Transport) connectionLost(slot bucket.Slot, conn *quic.Conn, err error) {
-	if l := t.links[slot].Load(); t.ctx.Err() == nil && l != nil && l.conn == conn {
-		t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
-	}
-}
-
 // deliver counts and logs one packet from slot and puts it on Incoming.
 // In ModeDatagram a full Incoming drops it; in ModeStream, where nothing
 // may be lost, it waits (and QUIC's flow control in time holds the member
@@ -625,36 +406,6 @@ func (t *Transport) Session() *Session { return t.sess }
 
 // LocalAddr returns the address of the datagram socket.
 func (t *Transport) LocalAddr() net.Addr { return t.qt.Conn.LocalAddr() }
-
-// Stats returns a snapshot of the counters.
-func (t *Transport) Stats() TransportStats {
-	s := TransportStats{
-		Mode:     t.mode,
-		Members:  make([]MemberStats, len(t.members)),
-		Dropped:  t.dropped.Load(),
-		Refused:  t.refused.Load(),
-		Silences: t.silences.Load(),
-	}
-	for i := range t.members {
-		m := &t.members[i]
-		l := t.links[i].Load()
-		s.Members[i] = MemberStats{
-			Connected:         l != nil && l.conn.Context().Err() == nil,
-			DatagramsSent:     m.sent.Load(),
-			BytesSent:         m.sentBytes.Load(),
-			DatagramsReceived: m.recv.Load(),
-			BytesReceived:     m.recvBytes.Load(),
-			SendErrors:        m.sendErrors.Load(),
-			Dropped:           m.dropped.Load(),
-			SendDropped:       m.sendDropped.Load(),
-		}
-	}
-	if t.impaired != nil {
-		st := t.impaired.Stats()
-		s.Impairment = &st
-	}
-	return s
-}
 
 // Close closes every connection (telling the members with [CodeClosed]),
 // stops every goroutine the transport started, flushes the packet log,

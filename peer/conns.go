@@ -1,0 +1,202 @@
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/quic-go/quic-go"
+)
+
+// dialLoop dials a higher member until a connection is up or the transport
+// closes.
+func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
+	addr := net.UDPAddrFromAddrPort(t.sess.Endpoints[slot])
+	backoff := 50 * time.Millisecond
+	for t.ctx.Err() == nil {
+		// A configuration per try: libp2p's check of the server's
+		// identity serves one handshake.
+		conf := clientTLS(t.host.ident, id)
+		// Our mode first, the other after it: a member in the other mode
+		// then completes the handshake in its mode, which proves it runs
+		// that mode (see serverTLS).
+		conf.NextProtos = []string{t.mode.alpn(), t.mode.other().alpn()}
+		conn, err := t.qt.Dial(t.ctx, addr, conf, t.mode.quicConfig())
+		otherMode := err == nil && conn.ConnectionState().TLS.NegotiatedProtocol != t.mode.alpn()
+		if otherMode {
+			// The member ends the handshake once it has our proof, which
+			// tells it why; wait for that a moment, then close.
+			wait := time.NewTimer(time.Second)
+			select {
+			case <-conn.Context().Done():
+			case <-wait.C:
+			case <-t.ctx.Done():
+			}
+			wait.Stop()
+			_ = conn.CloseWithError(CodeModeMismatch, "transport mode mismatch")
+		}
+		if err == nil && !otherMode {
+			t.attach(slot, conn)
+			return
+		}
+		if otherMode || refusedMode(err) {
+			err = fmt.Errorf("%w: member %d (%s) refuses the %s transport (ALPN %q): it runs the %s transport", ErrModeMismatch, slot, id, t.mode, t.mode.alpn(), t.mode.other())
+			t.log.Warn("peer: transport mode mismatch", "member", slot, "id", id, "err", err)
+			t.mu.Lock()
+			t.dialErr[slot] = err
+			t.mu.Unlock()
+			t.fail(err)
+			return
+		}
+		t.log.Debug("peer: dialling member failed; retrying", "member", slot, "id", id, "err", err)
+		t.mu.Lock()
+		t.dialErr[slot] = err
+		t.mu.Unlock()
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// acceptLoop accepts connections from lower members and refuses the rest.
+func (t *Transport) acceptLoop() {
+	for {
+		conn, err := t.ln.Accept(t.ctx)
+		if err != nil {
+			return
+		}
+		id, err := remoteID(conn)
+		if err != nil {
+			t.refuse(conn, CodeBadIdentity, "no libp2p identity", "", err)
+			continue
+		}
+		slot, member := t.sess.Slot(id)
+		switch {
+		case !member:
+			t.refuse(conn, CodeNotMember, "not a member of this session", id, nil)
+		case id >= t.sess.Members[t.self]:
+			t.refuse(conn, CodeWrongDirection, "the lower peer ID dials", id, nil)
+		default:
+			t.attach(slot, conn)
+		}
+	}
+}
+
+// otherMode hears of every handshake that chose the other mode's ALPN,
+// once the client has proven its identity id (see serverTLS); the
+// handshake is about to fail with a TLS alert, which tells the client. A
+// member in the other mode makes NewTransport give up after
+// modeMismatchGrace, with the reason logged; a stranger is only counted.
+// An unauthenticated packet, whatever it claims and wherever it seems to
+// come from, never gets this far.
+func (t *Transport) otherMode(id peer.ID, _ string) {
+	t.refused.Add(1)
+	slot, member := t.sess.Slot(id)
+	if !member || slot == t.self {
+		t.host.refusals.refused("peer: refused a connection of a stranger in the other transport mode", "id", id, "ours", t.mode)
+		return
+	}
+	err := fmt.Errorf("%w: member %d (%s) dialled for the %s transport, this member runs the %s transport", ErrModeMismatch, slot, id, t.mode.other(), t.mode)
+	t.mu.Lock()
+	first := t.mismatchErr == nil
+	t.dialErr[slot] = err
+	t.mismatchErr = err
+	t.mu.Unlock()
+	if first {
+		t.log.Warn("peer: refused a connection: transport mode mismatch", "member", slot, "id", id, "err", err)
+	}
+	select {
+	case t.mismatch <- struct{}{}:
+	default:
+	}
+}
+
+// refusedMode says whether a dial failed because the member runs the other
+// mode: a listener of this version ends the handshake once it has checked
+// our identity, with the TLS alert bad_certificate (see serverTLS), and one
+// of an older version refuses our ALPN with no_application_protocol (RFC
+// 7301); either comes as a QUIC crypto error (RFC 9001 §4.8) from the
+// member we dialled, whose identity the handshake had proven by then.
+func refusedMode(err error) bool {
+	const badCertificate, noApplicationProtocol = 42, 120
+	var te *quic.TransportError
+	return errors.As(err, &te) && te.Remote &&
+		(te.ErrorCode == 0x100+badCertificate || te.ErrorCode == 0x100+noApplicationProtocol)
+}
+
+// fail makes NewTransport give up at once with err, if it has not
+// returned yet; the first reason stays.
+func (t *Transport) fail(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failErr == nil {
+		t.failErr = err
+		close(t.failed)
+	}
+}
+
+func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why string, id peer.ID, err error) {
+	t.refused.Add(1)
+	t.host.refusals.refused("peer: refused a datagram connection", "from", conn.RemoteAddr(), "id", id, "why", why, "err", err)
+	_ = conn.CloseWithError(code, why)
+}
+
+// attach makes conn the connection to slot and starts reading it, and in
+// ModeStream writing its stream.
+func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		_ = conn.CloseWithError(CodeClosed, "transport closed")
+		return
+	}
+	l := &link{conn: conn}
+	if t.mode == ModeStream {
+		l.out = newStreamSender(slot, t.queue, t.log)
+	}
+	old := t.links[slot].Swap(l)
+	if old == nil {
+		t.connected++
+		if t.connected == len(t.links)-1 {
+			close(t.ready)
+		}
+	}
+	if l.out != nil {
+		t.wg.Go(func() { l.out.run(conn) })
+		t.wg.Go(func() { t.streamReadLoop(slot, conn) })
+	} else {
+		t.wg.Go(func() { t.readLoop(slot, conn) })
+	}
+	t.mu.Unlock()
+	t.log.Debug("peer: member connected", "member", slot, "remote", conn.RemoteAddr())
+	if old != nil {
+		_ = old.conn.CloseWithError(CodeReplaced, "replaced by a newer connection")
+	}
+}
+
+// readLoop moves the datagrams of one connection onto Incoming, promptly:
+// quic-go queues only 128 of them and drops the rest.
+func (t *Transport) readLoop(slot bucket.Slot, conn *quic.Conn) {
+	for {
+		data, err := conn.ReceiveDatagram(t.ctx)
+		if err != nil {
+			t.connectionLost(slot, conn, err)
+			return
+		}
+		t.deliver(slot, data)
+	}
+}
+
+// connectionLost logs the end of conn, unless the transport is closing or
+// a newer connection replaced it.
+func (t *Transport) connectionLost(slot bucket.Slot, conn *quic.Conn, err error) {
+	if l := t.links[slot].Load(); t.ctx.Err() == nil && l != nil && l.conn == conn {
+		t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
+	}
+}

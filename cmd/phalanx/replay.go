@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,9 +14,7 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
-	"github.com/phalanx-net/phalanx/lockstep/wire"
 	"github.com/phalanx-net/phalanx/peer"
-	"github.com/phalanx-net/phalanx/rng"
 )
 
 // nullSimVersion is the version of the null simulation's rules
@@ -377,137 +373,4 @@ func replayInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "FAIL %s: %v\n", name, readErr)
 	return 1
-}
-
-// recorder writes one replay per member of a phalanx sim run, as
-// DIR/member-N.phx.
-type recorder struct {
-	frames  bucket.Frame
-	files   []*os.File
-	writers []*replay.Writer
-	sims    []lockstep.Simulation
-	final   []uint64 // state hash after the last frame, once recorded
-	done    []bool
-	tag     uint16 // the harness's session tag, under which statements are signed
-	err     error
-}
-
-// newRecorder creates dir and one replay file per member.
-func newRecorder(dir string, f *runFlags, g *game) (*recorder, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	h := replay.Header{
-		Session:     binary.LittleEndian.AppendUint16(nil, uint16(f.seed)), // the harness's session tag
-		FrameLength: time.Duration(f.frameMS) * time.Millisecond,
-		SimName:     g.name,
-		SimVersion:  g.version,
-		SimConfig:   g.config,
-		Seed:        rng.SeedFromUint64(f.seed),
-	}
-	for i := range f.peers {
-		h.Members = append(h.Members, fmt.Sprintf("member-%d", i))
-	}
-	r := &recorder{
-		frames: bucket.Frame(f.frames),
-		sims:   make([]lockstep.Simulation, f.peers),
-		final:  make([]uint64, f.peers),
-		done:   make([]bool, f.peers),
-		tag:    uint16(f.seed),
-	}
-	for i := range f.peers {
-		file, err := os.Create(filepath.Join(dir, fmt.Sprintf("member-%d.phx", i)))
-		if err != nil {
-			r.finish()
-			return nil, err
-		}
-		r.files = append(r.files, file)
-		h.Self = bucket.Slot(i)
-		w, err := replay.NewWriter(file, h)
-		if err != nil {
-			r.finish()
-			return nil, err
-		}
-		r.writers = append(r.writers, w)
-	}
-	return r, nil
-}
-
-// hook returns the locksteptest.Config.OnStep function recording every
-// member's buckets up to the run's last frame, or nil for a nil recorder.
-func (r *recorder) hook() func(bucket.Slot, lockstep.Bucket, lockstep.Simulation) {
-	if r == nil {
-		return nil
-	}
-	return func(slot bucket.Slot, b lockstep.Bucket, sim lockstep.Simulation) {
-		if b.Frame >= r.frames {
-			return // members run on while the slowest finishes: not part of the run
-		}
-		r.sims[slot] = sim
-		if err := r.writers[slot].Record(b, sim); err != nil {
-			// The writer keeps its error: this member's file ends at its
-			// last whole chunk; the others go on.
-			if r.err == nil {
-				r.err = fmt.Errorf("recording member %d: %w", slot, err)
-			}
-			return
-		}
-		if b.Frame == r.frames-1 {
-			r.final[slot], r.done[slot] = sim.Hash(), true
-		}
-	}
-}
-
-// eventHook returns the locksteptest.Config.OnEvent function recording
-// every member's membership changes (drops and leaves) as its core reports
-// them, or nil for a nil recorder.
-func (r *recorder) eventHook() func(bucket.Slot, lockstep.Event) {
-	if r == nil {
-		return nil
-	}
-	return func(slot bucket.Slot, e lockstep.Event) {
-		if c, ok := replay.ChangeOf(e); ok {
-			r.writers[slot].Membership(c) // an error is kept by the writer and returned by Close
-		}
-	}
-}
-
-// statementHook returns the locksteptest.Config.OnStatement function
-// recording the statements every member's core holds, or nil for a nil
-// recorder.
-func (r *recorder) statementHook() func(bucket.Slot, bucket.Slot, wire.Statement) {
-	if r == nil {
-		return nil
-	}
-	return func(slot, m bucket.Slot, st wire.Statement) {
-		// An error is kept by the writer and returned by Close.
-		r.writers[slot].Statement(replay.Statement{Member: m, Tag: r.tag, Seal: st.Seal, Count: st.Count, Signature: st.Signature})
-	}
-}
-
-// finish closes every replay: completed for the members that recorded
-// every frame, closed early for the others. It returns the first error.
-func (r *recorder) finish() error {
-	if r == nil {
-		return nil
-	}
-	err := r.err
-	for i, w := range r.writers {
-		reason, hash := replay.EndCompleted, r.final[i]
-		if !r.done[i] {
-			reason, hash = replay.EndClosedEarly, 0
-			if r.sims[i] != nil {
-				hash = r.sims[i].Hash() // it has stepped no further than it recorded
-			}
-		}
-		if cerr := w.Close(bucket.Frame(w.Frames()-1), hash, reason); cerr != nil && err == nil {
-			err = fmt.Errorf("closing the replay of member %d: %w", i, cerr)
-		}
-	}
-	for _, f := range r.files {
-		if cerr := f.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	return err
 }

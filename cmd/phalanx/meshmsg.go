@@ -1,0 +1,54 @@
+package main
+
+import "github.com/phalanx-net/phalanx/reckon"
+
+// memberMsg is one line a member prints.
+type memberMsg struct {
+	Type  string   `json:"type"`
+	Slot  int      `json:"slot"`
+	Addrs []string `json:"addrs,omitempty"`
+	// progress
+	Frame   int64   `json:"frame,omitempty"`
+	RTTms   float64 `json:"rtt_ms,omitempty"`
+	Delay   int     `json:"delay,omitempty"`
+	Stalls  int64   `json:"stalls,omitempty"`
+	UpBps   float64 `json:"up_bps,omitempty"`
+	DownBps float64 `json:"down_bps,omitempty"`
+	// cmds: the commands this member submitted (seq, unix ns) and
+	// executed (slot, seq, unix ns) since its previous cmds line
+	Submits [][2]int64 `json:"submits,omitempty"`
+	Execs   [][3]int64 `json:"execs,omitempty"`
+	// result
+	Result *memberResult `json:"result,omitempty"`
+}
+
+// memberResult is what one member measured.
+type memberResult struct {
+	Slot       int                              `json:"slot"`
+	Index      int                              `json:"index"` // the parent's number for the process
+	Completed  bool                             `json:"completed"`
+	FinalHash  string                           `json:"final_hash"`
+	Stepped    int64                            `json:"stepped"`
+	Stalls     int64                            `json:"stalls"`
+	Delay      int                              `json:"delay"`
+	BytesUp    int64                            `json:"bytes_up"`   // UDP payload plus 28 bytes per packet
+	BytesDown  int64                            `json:"bytes_down"` // likewise
+	Packets    int64                            `json:"packets_up"`
+	Seconds    float64                          `json:"seconds"`     // how long it measured
+	CPUSeconds float64                          `json:"cpu_seconds"` // CPU time the process used meanwhile
+	OneWay     []float64                        `json:"oneway_ms"`   // delays the network applied to its packets (a sample)
+	Events     []event                          `json:"events"`
+	Reckon     map[reckon.Method]reckon.Metrics `json:"reckon"`
+	Error      string                           `json:"error,omitempty"`
+	// Stopped is the reason this member stopped by the rules (dropped,
+	// minority), with the error saying so in Error; "" otherwise.
+	Stopped string `json:"stopped,omitempty"`
+	// EndRSSMB and EndCPUS are the member's own reading when it finished
+	// its frames: its resident set size and the CPU time it used in all
+	// (phalanx mesh --json), the last sample of its series.
+	EndRSSMB float64 `json:"end_rss_mb,omitempty"`
+	EndCPUS  float64 `json:"end_cpu_s,omitempty"`
+	// EndHeapKB is its live heap after a garbage collection at the same
+	// moment, the session still open.
+	EndHeapKB float64 `json:"end_heap_kb,omitempty"`
+}

@@ -102,7 +102,10 @@ func mustJoin(t *testing.T, hosts []*Host) []*Session {
 // openTransports opens a transport per member at once.
 func openTransports(t *testing.T, hosts []*Host, sessions []*Session, cfg func(i int) TransportConfig) []*Transport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Connections are set up over the impaired socket: on the bad profile a
+	// handshake that meets a loss burst waits out QUIC's doubling probe
+	// timeouts, several seconds under the race detector on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	trs := make([]*Transport, len(hosts))
 	errs := make([]error, len(hosts))

@@ -71,28 +71,7 @@ func (h *harness) transmit(m *member, d lockstep.Datagram) {
 		h.streamSend(m, d.To, d.Data)
 		return
 	}
-	size := len(d.Data) + m.core.Config().Overhead
-	depart, ok := m.uplink.Admit(h.now, size)
-	if !ok || h.apart(m.slot, d.To) {
-		h.res.Lost++
-		return
-	}
-	del := m.links[d.To].Send(depart, size)
-	if del.Lost() {
-		h.res.Lost++
-		return
-	}
-	for i := range del.Copies {
-		var buf []byte
-		if n := len(h.bufs); n > 0 {
-			buf = h.bufs[n-1]
-			h.bufs = h.bufs[:n-1]
-		}
-		e := h.newEvent()
-		e.at, e.kind, e.to, e.from, e.sent = del.Arrival[i], evDeliver, d.To, m.slot, h.now
-		e.data = append(buf, d.Data...)
-		h.push(e)
-	}
+	h.carry(m, d.To, h.now, len(d.Data)+m.core.Config().Overhead, d.Data, evDeliver, 0)
 }
 
 // mute rewrites a muted member's datagram: its seal stays where it was when
@@ -114,4 +93,32 @@ func (h *harness) mute(m *member, data []byte) []byte {
 		panic("locksteptest: muting a datagram: " + err.Error())
 	}
 	return out
+}
+
+// carry puts size bytes from m on the wire towards member to at time at,
+// through m's uplink and the link's impairments, and schedules an event of
+// kind (carrying data and gen) for every copy that arrives; a packet the
+// uplink refuses, a partition cuts or the link loses is counted as lost.
+func (h *harness) carry(m *member, to bucket.Slot, at time.Duration, size int, data []byte, kind eventKind, gen uint64) {
+	depart, ok := m.uplink.Admit(at, size)
+	if !ok || h.apart(m.slot, to) {
+		h.res.Lost++
+		return
+	}
+	del := m.links[to].Send(depart, size)
+	if del.Lost() {
+		h.res.Lost++
+		return
+	}
+	for i := range del.Copies {
+		var buf []byte
+		if n := len(h.bufs); n > 0 {
+			buf = h.bufs[n-1]
+			h.bufs = h.bufs[:n-1]
+		}
+		e := h.newEvent()
+		e.at, e.kind, e.to, e.from, e.gen, e.sent = del.Arrival[i], kind, to, m.slot, gen, at
+		e.data = append(buf, data...)
+		h.push(e)
+	}
 }

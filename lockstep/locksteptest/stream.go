@@ -349,27 +349,7 @@ func (h *harness) transmitSegment(m *member, to bucket.Slot, seq uint64, data []
 	size := len(data) + m.core.Config().Overhead
 	h.streams.sent[m.slot].datagrams++
 	h.streams.sent[m.slot].bytes += int64(size)
-	depart, ok := m.uplink.Admit(at, size)
-	if !ok || h.apart(m.slot, to) {
-		h.res.Lost++
-		return
-	}
-	del := m.links[to].Send(depart, size)
-	if del.Lost() {
-		h.res.Lost++
-		return
-	}
-	for i := range del.Copies {
-		var buf []byte
-		if n := len(h.bufs); n > 0 {
-			buf = h.bufs[n-1]
-			h.bufs = h.bufs[:n-1]
-		}
-		e := h.newEvent()
-		e.at, e.kind, e.to, e.from, e.gen, e.sent = del.Arrival[i], evSegment, to, m.slot, seq, at
-		e.data = append(buf, data...)
-		h.push(e)
-	}
+	h.carry(m, to, at, size, data, evSegment, seq)
 }
 
 // streamEvent handles an event of the stream transport for member m (the

@@ -243,7 +243,6 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		Configure: func(c *lockstep.Config) { mf.runFlags.applyTo(c, profile) },
 		Transport: tc,
 		OnStep:    run.onStep,
-		OnEvent:   run.onEvent,
 		OnDatagram: func(from bucket.Slot, data []byte) {
 			run.mu.Lock()
 			defer run.mu.Unlock()

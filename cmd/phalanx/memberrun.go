@@ -89,26 +89,6 @@ func (r *memberRun) onStep(f bucket.Frame, cmds []bucket.Command, _ uint64) {
 	}
 }
 
-// onEvent keeps the session's events for the report.
-func (r *memberRun) onEvent(e lockstep.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if e.Type == lockstep.EventStop {
-		r.res.Stopped = string(e.Reason)
-	}
-	ev := event{Observer: r.res.Slot, Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
-	if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
-		last := int64(e.LastFrame)
-		ev.LastFrame = &last
-	}
-	if len(r.res.Events) < maxReportEvents {
-		r.res.Events = append(r.res.Events, ev)
-	}
-}
-
-// maxReportEvents bounds the events a member reports: the first ones.
-const maxReportEvents = 1024
-
 // drive shares the cursors and, for phalanx mesh, reports progress every
 // half second, until the member is done.
 func (r *memberRun) drive(ctx context.Context) {
@@ -185,6 +165,17 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 		res.FinalHash = fmt.Sprintf("%016x", st.Hash)
 	}
 	res.Stalls, res.Delay = st.Stats.Core.Stalls, st.Stats.Core.Delay
+	for _, e := range r.m.Events() {
+		if e.Type == lockstep.EventStop {
+			res.Stopped = string(e.Reason)
+		}
+		ev := event{Observer: res.Slot, Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
+		if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
+			last := int64(e.LastFrame)
+			ev.LastFrame = &last
+		}
+		res.Events = append(res.Events, ev)
+	}
 	ts := r.m.TransportStats()
 	res.BytesUp, res.BytesDown, res.Packets = wireBytes(ts)
 	res.OneWay = oneWaySample(ts)

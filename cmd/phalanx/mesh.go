@@ -52,6 +52,9 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		freezes[idx] = meshFreeze{frame: frame, d: d}
 		return nil
 	})
+	ui := fs.Bool("ui", false, "serve a live view of the session on loopback, printed as a URL (see also --ui-addr, --ui-linger)")
+	uiAddr := fs.String("ui-addr", "127.0.0.1:0", "with --ui: the `ADDR` to serve the view on")
+	uiLinger := fs.Duration("ui-linger", 0, "with --ui: keep the page up this long after the session (0: until interrupted)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
@@ -105,6 +108,16 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, lat: newCmdLatencies()}
+	if *ui {
+		m.view = newMeshView(m)
+		url, stop, err := serveView(*uiAddr, m.view.srv, stdout)
+		if err != nil {
+			fmt.Fprintln(stderr, "phalanx mesh:", err)
+			return 2
+		}
+		defer stop()
+		defer lingerView(url, *uiLinger, stdout)
+	}
 	return m.run(ctx, exe)
 }
 
@@ -144,6 +157,7 @@ type meshRun struct {
 	mu    sync.Mutex
 	procs []*meshProc
 	lat   *cmdLatencies
+	view  *meshView // --ui, else nil
 }
 
 func (m *meshRun) memberArgs(index int) []string {
@@ -157,6 +171,12 @@ func (m *meshRun) memberArgs(index int) []string {
 	}
 	if f.record != "" {
 		args = append(args, "--record", f.record)
+	}
+	if m.view != nil {
+		args = append(args, "--ui-feed")
+		if index == 0 {
+			args = append(args, "--ui-scene")
+		}
 	}
 	return args
 }
@@ -269,6 +289,9 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					l.p.addUsage(time.Since(start), r.Stepped, r.EndRSSMB, r.EndCPUS)
 				}
 			}
+			if m.view != nil {
+				m.view.take(l.p, l.msg)
+			}
 			if !addrsSent {
 				all := true
 				for _, p := range m.procs {
@@ -322,6 +345,11 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	}
 	rep, ok := m.report(time.Since(start))
 	rep.print(m.stdout)
+	if m.view != nil {
+		m.mu.Lock()
+		m.view.publish(true, rep.summary())
+		m.mu.Unlock()
+	}
 	usage := m.usage()
 	printUsage(m.stdout, usage)
 	if m.f.json {

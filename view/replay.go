@@ -50,6 +50,7 @@ type replayFile struct {
 	checks  map[bucket.Frame]lockstep.Section // frame → state hash (Name unused)
 	secs    map[bucket.Frame][]lockstep.Section
 	changes []replay.Change
+	end     string // why the recording ended, or why it was not read to the end
 	sim     lockstep.Simulation
 	pos     bucket.Frame                         // frames stepped by sim
 	keys    map[bucket.Frame]lockstep.Simulation // copies by frames stepped
@@ -126,7 +127,7 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		fi := ReplayFileInfo{
 			Name: filepath.Base(f.name), Sim: f.header.SimName + " " + f.header.SimVersion,
 			Members: f.header.Members, Self: int(f.header.Self), Frames: int64(len(f.buckets)),
-			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1,
+			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end,
 			Changes: []Event{},
 		}
 		for _, c := range f.changes {
@@ -166,6 +167,7 @@ func readReplay(name string) (*replayFile, error) {
 			if len(f.buckets) == 0 {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
+			f.end = err.Error()
 			break // what came before the damage is shown
 		}
 		switch rec.Kind {
@@ -181,6 +183,8 @@ func readReplay(name string) (*replayFile, error) {
 			f.secs[rec.Frame] = append([]lockstep.Section(nil), rec.Sections...)
 		case replay.KindChange:
 			f.changes = append(f.changes, rec.Change)
+		case replay.KindEnd:
+			f.end = rec.Trailer.Reason.String()
 		}
 	}
 	return f, nil

@@ -35,15 +35,22 @@ func serveView(addr string, srv *view.Server, stdout io.Writer) (url string, sto
 // lingerView keeps the page up once the session is over: for linger, or
 // with linger 0 until the process is interrupted.
 func lingerView(url string, linger time.Duration, stdout io.Writer) {
+	fmt.Fprint(stdout, "the session is over; ")
+	waitView(url, linger, stdout)
+}
+
+// waitView waits for linger, or with linger 0 until the process is
+// interrupted, saying so.
+func waitView(url string, linger time.Duration, stdout io.Writer) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if linger > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, linger)
 		defer cancel()
-		fmt.Fprintf(stdout, "the session is over; the page stays at %s for %v (or until interrupted)\n", url, linger)
+		fmt.Fprintf(stdout, "the page stays at %s for %v (or until interrupted)\n", url, linger)
 	} else {
-		fmt.Fprintf(stdout, "the session is over; the page stays at %s until interrupted (Ctrl-C)\n", url)
+		fmt.Fprintf(stdout, "the page stays at %s until interrupted (Ctrl-C)\n", url)
 	}
 	<-ctx.Done()
 }

@@ -9,6 +9,8 @@ import (
 // blocked tiles and every living unit with its position, hit points, kind
 // (0 soldier, 1 archer), order and the tile its order leads to. It reuses
 // the capacity of s's slices and changes nothing in the world.
+//
+//phalanx:allow float the positions are converted for drawing only; nothing flows back into the world
 func (w *World) Scene(s *view.Scene) {
 	s.Frame = w.frame
 	s.Width, s.Height, s.Players = w.cfg.MapWidth, w.cfg.MapHeight, w.cfg.Players

@@ -161,8 +161,12 @@ function addSample(snap) {
 // samples.
 function rateSeries(field) {
   const out = new Map();
+  let j = 0;
   for (let i = 1; i < live.samples.length; i++) {
-    const a = live.samples[i - 1], b = live.samples[i], dt = b.t - a.t;
+    const b = live.samples[i];
+    // Over about a second: the counters move in steps.
+    while (j < i - 1 && live.samples[j + 1].t <= b.t - 1) j++;
+    const a = live.samples[j], dt = b.t - a.t;
     if (dt <= 0) continue;
     for (const mb of b.m) {
       const ma = a.m.find((x) => x.s === mb.s);
@@ -257,7 +261,7 @@ async function startReplay() {
   $("#frameno").max = info.frames - 1;
   $("#status").textContent = `${info.files.length} replay(s), ${info.frames} frames`;
   $("#files").innerHTML = info.files.map((f, i) =>
-    `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints; ` +
+    `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints, ${esc(f.end || "no end")}; ` +
     (f.error ? `<span class="bad">${esc(f.error)}</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
       : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
     (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") + "</div>").join("");
@@ -344,7 +348,9 @@ function showFrame(fr) {
     drawScene(el.querySelector("canvas"), s.scene, marks);
     const counts = {};
     for (const d of s.diff) counts[d.what] = (counts[d.what] || 0) + 1;
-    el.querySelector(".diff").innerHTML = i === 0 ? "reference" : s.diff.length === 0 ? "the same world as the reference" :
+    const notRerun = !f.reproduces && f.rerun_frame >= 0 && fr.frame >= f.rerun_frame;
+    el.querySelector(".diff").innerHTML = i === 0 ? "reference" : s.diff.length === 0 ? "re-run from its buckets, the same world as the reference" +
+      (notRerun ? `; <span class="bad">but the world its member recorded was not this one (its hashes differ from frame ${f.rerun_frame}): the change did not come from its commands</span>` : "") :
       `<span class="bad">differs from the reference: ${Object.entries(counts).map(([k, v]) => `${v} unit(s) ${k}`).join(", ")}</span>`;
     el.querySelector(".cmds").innerHTML = s.commands.length === 0 ? "<li>(empty)</li>" :
       s.commands.map((c) => `<li style="color:${color(c.slot)}">member ${c.slot} #${c.seq}: ${esc(c.text)}</li>`).join("");

@@ -135,13 +135,16 @@ function startLive(mode) {
   $("#map").addEventListener("click", (e) => {
     const snap = live.snap;
     if (!mode.command || !snap || !snap.scene) return;
-    const c = e.target, rect = c.getBoundingClientRect();
+    const c = e.target;
     const s = Math.min(c.width / snap.scene.w, c.height / snap.scene.h);
-    const x = Math.floor(((e.clientX - rect.left) * (c.width / rect.width)) / s);
-    const y = Math.floor(((e.clientY - rect.top) * (c.height / rect.height)) / s);
+    const x = Math.floor((e.offsetX * (c.width / c.clientWidth)) / s);
+    const y = Math.floor((e.offsetY * (c.height / c.clientHeight)) / s);
     if (x < 0 || y < 0 || x >= snap.scene.w || y >= snap.scene.h) return;
-    fetch("api/command?x=" + x + "&y=" + y, { method: "POST" }).then((r) => r.text()).then((t) => {
-      $("#click-hint").textContent = t.trim();
+    fetch("api/command?x=" + x + "&y=" + y, { method: "POST" }).then(async (r) => {
+      const t = await r.text();
+      let said = t.trim();
+      try { said = JSON.parse(t).ordered; } catch (_) { /* an error, in plain text */ }
+      $("#click-hint").textContent = (r.ok ? "ordered " : "refused: ") + said;
     });
   });
 }
@@ -204,7 +207,7 @@ function render(snap) {
       <td class="frame">${m.frame}</td><td class="executed">${m.executed}</td>
       <td>${fmt(m.lead_ms)} ms</td><td>${m.delay}</td><td>${fmt(l50)} / ${fmt(l99)} ms</td>
       <td class="peers">${rtts} ms</td><td class="stalls">${m.stalls}</td>
-      <td>${fmt(lastRate(bytes, m.slot) / 1000, 1)} kB/s, ${fmt(lastRate(dgrams, m.slot), 0)} dg/s</td>
+      <td>${fmt(lastRate(bytes, m.slot) / 1000, 1)} kB/s ${fmt(lastRate(dgrams, m.slot), 0)} dg/s</td>
       <td>${fmt(lastRate(bytesIn, m.slot) / 1000, 1)} kB/s</td></tr>`;
   });
   tbody.innerHTML = rows.join("");

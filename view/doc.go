@@ -12,11 +12,9 @@
 //     page over Server-Sent Events. Publish never blocks: a page that reads
 //     slowly only sees fewer snapshots, never slows the caller. A click on
 //     the map is handed to Config.Command.
-//   - Replays: OpenReplays re-runs recorded replays with the simulation
-//     they were recorded with and answers the page's questions about any
-//     frame (the worlds, the commands of the bucket, the checkpoints); given
-//     replays of one session that diverged it finds the first divergent
-//     frame and section, and what differs between the worlds.
+//   - Replays: the plain data the page shows of replays (ReplaysInfo,
+//     ReplayFrame) and the Replays interface the Server asks; package
+//     view/replayview implements it over replay files.
 //
 // The package starts no goroutine of its own but those of net/http while
 // Serve runs; Serve returns once its context ends and every page is

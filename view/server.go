@@ -34,8 +34,8 @@ type Config struct {
 	// not block for long. Nil: clicks on the map do nothing.
 	Command func(x, y int) (string, error)
 	// Replays, when set, serves replays instead of a live session (see
-	// OpenReplays).
-	Replays *Replays
+	// replayview.OpenReplays).
+	Replays Replays
 }
 
 // Server serves the page and feeds it. Publish, ServeHTTP and Serve are

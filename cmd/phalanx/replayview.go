@@ -10,6 +10,7 @@ import (
 	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/view"
+	"github.com/phalanx-net/phalanx/view/replayview"
 )
 
 // replayView is phalanx replay view: the page over replays, opened at the
@@ -25,7 +26,7 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	start := time.Now()
-	rs, err := view.OpenReplays(view.ReplayConfig{
+	rs, err := replayview.OpenReplays(replayview.ReplayConfig{
 		Files: files,
 		Sim:   replaySim,
 		Clone: func(s lockstep.Simulation) lockstep.Simulation {

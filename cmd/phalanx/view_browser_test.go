@@ -213,8 +213,8 @@ func TestBrowserLiveMesh(t *testing.T) {
 func TestBrowserReplayDiverged(t *testing.T) {
 	path := findBrowser(t)
 	url := startServing(t, "replay", "view", "--linger", "3m",
-		filepath.Join("..", "..", "view", "testdata", "diverged-member-0.phx"),
-		filepath.Join("..", "..", "view", "testdata", "diverged-member-1.phx"))
+		filepath.Join("..", "..", "view", "replayview", "testdata", "diverged-member-0.phx"),
+		filepath.Join("..", "..", "view", "replayview", "testdata", "diverged-member-1.phx"))
 	ctx := browser(t, path)
 	if _, err := chromedp.Run(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)

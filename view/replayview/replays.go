@@ -1,4 +1,4 @@
-package view
+package replayview
 
 import (
 	"errors"
@@ -10,10 +10,11 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
+	"github.com/phalanx-net/phalanx/view"
 )
 
 // ErrNoFrame is returned by Replays.Frame for a frame outside every replay.
-var ErrNoFrame = errors.New("view: no such frame")
+var ErrNoFrame = errors.New("replayview: no such frame")
 
 // ReplayConfig configures OpenReplays.
 type ReplayConfig struct {
@@ -37,7 +38,7 @@ type ReplayConfig struct {
 type Replays struct {
 	cfg   ReplayConfig
 	files []*replayFile
-	info  ReplaysInfo
+	info  view.ReplaysInfo
 
 	mu sync.Mutex // guards the files' simulations
 }
@@ -55,60 +56,14 @@ type replayFile struct {
 	pos     bucket.Frame                         // frames stepped by sim
 	keys    map[bucket.Frame]lockstep.Simulation // copies by frames stepped
 	every   bucket.Frame
-	scene   Scene
-}
-
-// ReplaysInfo describes the replays and how they differ.
-type ReplaysInfo struct {
-	Files  []ReplayFileInfo `json:"files"`
-	Frames int64            `json:"frames"` // frames of the longest replay
-	// Divergence is set when the replays disagree: their recorded state
-	// hashes, or their buckets.
-	Divergence *Divergence `json:"divergence,omitempty"`
-}
-
-// ReplayFileInfo describes one replay.
-type ReplayFileInfo struct {
-	Name        string   `json:"name"`
-	Sim         string   `json:"sim"`
-	Members     []string `json:"members"`
-	Self        int      `json:"self"`
-	Frames      int64    `json:"frames"`
-	FrameMS     float64  `json:"frame_ms"`
-	End         string   `json:"end"`
-	Checkpoints int      `json:"checkpoints"`
-	// Reproduces is false when re-running the file's own buckets does not
-	// give its recorded hashes: its simulation went astray by something
-	// that is not in its commands. RerunFrame and RerunSection say where.
-	Reproduces   bool    `json:"reproduces"`
-	RerunFrame   int64   `json:"rerun_frame"`
-	RerunSection string  `json:"rerun_section,omitempty"`
-	Error        string  `json:"error,omitempty"`
-	Changes      []Event `json:"changes"`
-}
-
-// Divergence is where two replays first disagree.
-type Divergence struct {
-	A, B int // the files compared (indexes in Files)
-	// Frame is the first frame whose recorded state hashes differ (a
-	// checkpoint; the states diverged after LastAgreed and at or before
-	// it), or whose buckets differ, whichever comes first; Section is the
-	// first section whose hashes differ there.
-	Frame      int64  `json:"frame"`
-	Section    string `json:"section,omitempty"`
-	LastAgreed int64  `json:"last_agreed"` // the last checkpoint both agree on, or -1
-	// InputsFrame is the first frame whose buckets differ, or -1 when
-	// every bucket both hold agrees (the states diverged with the same
-	// commands).
-	InputsFrame int64  `json:"inputs_frame"`
-	Text        string `json:"text"`
+	scene   view.Scene
 }
 
 // OpenReplays reads every file of cfg, re-runs each to check that it
 // reproduces its own hashes, and compares the others with the first.
 func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 	if len(cfg.Files) == 0 || cfg.Sim == nil {
-		return nil, errors.New("view: OpenReplays needs files and a simulation factory")
+		return nil, errors.New("replayview: OpenReplays needs files and a simulation factory")
 	}
 	r := &Replays{cfg: cfg}
 	for _, name := range cfg.Files {
@@ -124,18 +79,18 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		r.files = append(r.files, f)
 	}
 	for i, f := range r.files {
-		fi := ReplayFileInfo{
+		fi := view.ReplayFileInfo{
 			Name: filepath.Base(f.name), Sim: f.header.SimName + " " + f.header.SimVersion,
 			Members: f.header.Members, Self: int(f.header.Self), Frames: int64(len(f.buckets)),
 			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end,
-			Changes: []Event{},
+			Changes: []view.Event{},
 		}
 		for _, c := range f.changes {
 			typ := "drop"
 			if c.Kind == replay.ChangeLeave {
 				typ = "leave"
 			}
-			fi.Changes = append(fi.Changes, Event{Observer: int(f.header.Self), Type: typ, Frame: int64(c.Frame), Member: int(c.Member), LastFrame: int64(c.LastFrame), Detail: c.Detail})
+			fi.Changes = append(fi.Changes, view.Event{Observer: int(f.header.Self), Type: typ, Frame: int64(c.Frame), Member: int(c.Member), LastFrame: int64(c.LastFrame), Detail: c.Detail})
 		}
 		if err := r.rerun(f, &fi); err != nil {
 			fi.Error = err.Error()
@@ -192,7 +147,7 @@ func readReplay(name string) (*replayFile, error) {
 
 // rerun steps f's simulation through all of f and compares its hashes with
 // the recorded checkpoints; it leaves the simulation at the start.
-func (r *Replays) rerun(f *replayFile, fi *ReplayFileInfo) error {
+func (r *Replays) rerun(f *replayFile, fi *view.ReplayFileInfo) error {
 	fi.Reproduces = true
 	var secs []lockstep.Section
 	for fr := range bucket.Frame(len(f.buckets)) {
@@ -255,8 +210,8 @@ func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
 }
 
 // compare finds where b first disagrees with a.
-func compare(a, b *replayFile, ia, ib int) *Divergence {
-	d := &Divergence{A: ia, B: ib, Frame: -1, LastAgreed: -1, InputsFrame: -1}
+func compare(a, b *replayFile, ia, ib int) *view.Divergence {
+	d := &view.Divergence{A: ia, B: ib, Frame: -1, LastAgreed: -1, InputsFrame: -1}
 	n := min(len(a.buckets), len(b.buckets))
 	for fr := range n {
 		if lockstep.InputHash(bucket.Frame(fr), a.buckets[fr]) != lockstep.InputHash(bucket.Frame(fr), b.buckets[fr]) {
@@ -310,80 +265,31 @@ func firstSection(a, b []lockstep.Section) string {
 }
 
 // Info describes the replays and where they first disagree.
-func (r *Replays) Info() ReplaysInfo { return r.info }
-
-// ReplayFrame is one frame of every replay, as the page shows it.
-type ReplayFrame struct {
-	Frame int64        `json:"frame"`
-	Sides []ReplaySide `json:"sides"`
-}
-
-// ReplaySide is one replay at a frame.
-type ReplaySide struct {
-	// Scene is the world after the frame, re-run from the replay's
-	// buckets; nil when the simulation is not Drawable or the replay is
-	// shorter.
-	Scene    *Scene          `json:"scene,omitempty"`
-	Commands []ReplayCommand `json:"commands"`
-	// Hash is the re-run's state hash after the frame.
-	Hash string `json:"hash"`
-	// Checkpoint is the newest checkpoint recorded at or before the frame.
-	Checkpoint *ReplayCheckpoint `json:"checkpoint,omitempty"`
-	// Diff lists what differs from the first replay's world: units on one
-	// side only and units at another position or with other hit points.
-	Diff []UnitDiff `json:"diff"`
-}
-
-// ReplayCommand is one command of a bucket.
-type ReplayCommand struct {
-	Slot int    `json:"slot"`
-	Seq  uint32 `json:"seq"`
-	Text string `json:"text"`
-}
-
-// ReplayCheckpoint is a recorded state hash with its sections.
-type ReplayCheckpoint struct {
-	Frame    int64         `json:"frame"`
-	Hash     string        `json:"hash"`
-	Sections []SectionHash `json:"sections"`
-}
-
-// SectionHash is one section's recorded hash.
-type SectionHash struct {
-	Name string `json:"name"`
-	Hash string `json:"hash"`
-}
-
-// UnitDiff is one unit that differs between the first replay's world and
-// another's.
-type UnitDiff struct {
-	ID   uint32 `json:"i"`
-	What string `json:"what"` // "only here", "missing here", "moved", "hp"
-}
+func (r *Replays) Info() view.ReplaysInfo { return r.info }
 
 // Frame returns every replay at frame f: the worlds after it, its
 // buckets, the checkpoints. It returns ErrNoFrame outside every replay.
-func (r *Replays) Frame(f int64) (ReplayFrame, error) {
+func (r *Replays) Frame(f int64) (view.ReplayFrame, error) {
 	if f < 0 || f >= r.info.Frames {
-		return ReplayFrame{}, fmt.Errorf("%w: %d (the replays hold frames 0 to %d)", ErrNoFrame, f, r.info.Frames-1)
+		return view.ReplayFrame{}, fmt.Errorf("%w: %d (the replays hold frames 0 to %d)", ErrNoFrame, f, r.info.Frames-1)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := ReplayFrame{Frame: f}
+	out := view.ReplayFrame{Frame: f}
 	for _, rf := range r.files {
-		side := ReplaySide{Commands: []ReplayCommand{}, Diff: []UnitDiff{}}
+		side := view.ReplaySide{Commands: []view.ReplayCommand{}, Diff: []view.UnitDiff{}}
 		if f < int64(len(rf.buckets)) {
 			r.stepTo(rf, bucket.Frame(f)+1)
 			side.Hash = fmt.Sprintf("%016x", rf.sim.Hash())
-			if d, ok := rf.sim.(Drawable); ok {
+			if d, ok := rf.sim.(view.Drawable); ok {
 				d.Scene(&rf.scene)
 				sc := rf.scene
-				sc.Units = append([]Unit(nil), rf.scene.Units...)
+				sc.Units = append([]view.Unit(nil), rf.scene.Units...)
 				sc.Blocked = append([]byte(nil), rf.scene.Blocked...)
 				side.Scene = &sc
 			}
 			for _, c := range rf.buckets[f] {
-				rc := ReplayCommand{Slot: int(c.Slot), Seq: c.Seq, Text: fmt.Sprintf("%d bytes", len(c.Payload))}
+				rc := view.ReplayCommand{Slot: int(c.Slot), Seq: c.Seq, Text: fmt.Sprintf("%d bytes", len(c.Payload))}
 				if r.cfg.Describe != nil {
 					rc.Text = r.cfg.Describe(c.Payload)
 				}
@@ -392,9 +298,9 @@ func (r *Replays) Frame(f int64) (ReplayFrame, error) {
 		}
 		for at := bucket.Frame(f); at >= 0; at-- {
 			if c, ok := rf.checks[at]; ok {
-				cp := &ReplayCheckpoint{Frame: int64(at), Hash: fmt.Sprintf("%016x", c.Hash), Sections: []SectionHash{}}
+				cp := &view.ReplayCheckpoint{Frame: int64(at), Hash: fmt.Sprintf("%016x", c.Hash), Sections: []view.SectionHash{}}
 				for _, s := range rf.secs[at] {
-					cp.Sections = append(cp.Sections, SectionHash{Name: s.Name, Hash: fmt.Sprintf("%016x", s.Hash)})
+					cp.Sections = append(cp.Sections, view.SectionHash{Name: s.Name, Hash: fmt.Sprintf("%016x", s.Hash)})
 				}
 				side.Checkpoint = cp
 				break
@@ -412,12 +318,12 @@ func (r *Replays) Frame(f int64) (ReplayFrame, error) {
 }
 
 // diffScenes lists the units of b that differ from a's.
-func diffScenes(a, b *Scene) []UnitDiff {
-	out := []UnitDiff{}
+func diffScenes(a, b *view.Scene) []view.UnitDiff {
+	out := []view.UnitDiff{}
 	if a == nil || b == nil {
 		return out
 	}
-	byID := make(map[uint32]Unit, len(a.Units))
+	byID := make(map[uint32]view.Unit, len(a.Units))
 	for _, u := range a.Units {
 		byID[u.ID] = u
 	}
@@ -427,16 +333,16 @@ func diffScenes(a, b *Scene) []UnitDiff {
 		v, ok := byID[u.ID]
 		switch {
 		case !ok:
-			out = append(out, UnitDiff{ID: u.ID, What: "only here"})
+			out = append(out, view.UnitDiff{ID: u.ID, What: "only here"})
 		case v.X != u.X || v.Y != u.Y:
-			out = append(out, UnitDiff{ID: u.ID, What: "moved"})
+			out = append(out, view.UnitDiff{ID: u.ID, What: "moved"})
 		case v.HP != u.HP:
-			out = append(out, UnitDiff{ID: u.ID, What: "hp"})
+			out = append(out, view.UnitDiff{ID: u.ID, What: "hp"})
 		}
 	}
 	for _, u := range a.Units {
 		if !seen[u.ID] {
-			out = append(out, UnitDiff{ID: u.ID, What: "missing here"})
+			out = append(out, view.UnitDiff{ID: u.ID, What: "missing here"})
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package view_test
+package replayview_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
-	"github.com/phalanx-net/phalanx/view"
+	"github.com/phalanx-net/phalanx/view/replayview"
 )
 
 // rtsSim builds the rts simulation of a replay's header.
@@ -34,7 +34,7 @@ var diverged = []string{
 // last agreed checkpoint, agreeing inputs, and which file does not
 // reproduce its own hashes.
 func TestReplaysFindDivergence(t *testing.T) {
-	rs, err := view.OpenReplays(view.ReplayConfig{Files: diverged, Sim: rtsSim, Clone: cloneRTS})
+	rs, err := replayview.OpenReplays(replayview.ReplayConfig{Files: diverged, Sim: rtsSim, Clone: cloneRTS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestReplaysFindDivergence(t *testing.T) {
 	if len(fr.Sides[1].Diff) != 0 || fr.Sides[0].Hash != fr.Sides[1].Hash {
 		t.Errorf("re-run worlds differ: %d units, hashes %s %s", len(fr.Sides[1].Diff), fr.Sides[0].Hash, fr.Sides[1].Hash)
 	}
-	if _, err := rs.Frame(300); !errors.Is(err, view.ErrNoFrame) {
+	if _, err := rs.Frame(300); !errors.Is(err, replayview.ErrNoFrame) {
 		t.Errorf("Frame(300): %v, want ErrNoFrame", err)
 	}
 }
@@ -100,7 +100,7 @@ func TestReplaysSeek(t *testing.T) {
 		}
 	}
 	for _, clone := range []func(lockstep.Simulation) lockstep.Simulation{nil, cloneRTS} {
-		rs, err := view.OpenReplays(view.ReplayConfig{Files: diverged[:1], Sim: rtsSim, Clone: clone})
+		rs, err := replayview.OpenReplays(replayview.ReplayConfig{Files: diverged[:1], Sim: rtsSim, Clone: clone})
 		if err != nil {
 			t.Fatal(err)
 		}

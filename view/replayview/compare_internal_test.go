@@ -1,10 +1,11 @@
-package view
+package replayview
 
 import (
 	"testing"
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/view"
 )
 
 // TestCompareInputs: buckets that differ before any recorded hash does
@@ -34,8 +35,8 @@ func TestCompareInputs(t *testing.T) {
 
 // TestDiffScenes: units on one side only, moved, and hurt are told apart.
 func TestDiffScenes(t *testing.T) {
-	a := &Scene{Units: []Unit{{ID: 1, X: 1}, {ID: 2, X: 2, HP: 5}, {ID: 3}, {ID: 4}}}
-	b := &Scene{Units: []Unit{{ID: 1, X: 1.5}, {ID: 2, X: 2, HP: 4}, {ID: 4}, {ID: 5}}}
+	a := &view.Scene{Units: []view.Unit{{ID: 1, X: 1}, {ID: 2, X: 2, HP: 5}, {ID: 3}, {ID: 4}}}
+	b := &view.Scene{Units: []view.Unit{{ID: 1, X: 1.5}, {ID: 2, X: 2, HP: 4}, {ID: 4}, {ID: 5}}}
 	got := map[uint32]string{}
 	for _, d := range diffScenes(a, b) {
 		got[d.ID] = d.What

@@ -341,13 +341,16 @@ function showFrame(fr) {
       <h2>Bucket of this frame</h2><ul class="cmds"></ul><h2>Hash report</h2><div class="check"></div></div>`).join("");
   }
   const ref = fr.sides[0];
+  // Units the others lack are ringed on the reference's side.
+  const missing = new Set();
+  for (const s of fr.sides.slice(1)) for (const d of s.diff) if (d.what === "missing here") missing.add(d.i);
   fr.sides.forEach((s, i) => {
     const el = sides.children[i];
     const f = rp.info.files[i];
     el.querySelector("h3").textContent = `${f.name} (member ${f.self}) at frame ${fr.frame}, re-run hash ${s.hash || "–"}`;
     const marks = new Map();
     for (const d of s.diff) marks.set(d.i, d.what === "moved" ? "#f0a" : d.what === "hp" ? "#fa0" : "#f00");
-    // Units missing here are marked on the reference's side.
+    if (i === 0) for (const id of missing) marks.set(id, "#f00");
     drawScene(el.querySelector("canvas"), s.scene, marks);
     const counts = {};
     for (const d of s.diff) counts[d.what] = (counts[d.what] || 0) + 1;

@@ -22,7 +22,7 @@ import (
 const viewEvery = 250 * time.Millisecond
 
 // sceneEvery is how often the stepping goroutine describes the world.
-const sceneEvery = 200 * time.Millisecond
+const sceneEvery = 400 * time.Millisecond
 
 // uiOrder is a command a person gave on the page, queued until the member
 // submits it: its number on the page, its payload and what it orders.

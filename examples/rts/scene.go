@@ -1,6 +1,8 @@
 package rts
 
 import (
+	"math"
+
 	"github.com/phalanx-net/phalanx/determinism"
 	"github.com/phalanx-net/phalanx/view"
 )
@@ -9,8 +11,6 @@ import (
 // blocked tiles and every living unit with its position, hit points, kind
 // (0 soldier, 1 archer), order and the tile its order leads to. It reuses
 // the capacity of s's slices and changes nothing in the world.
-//
-//phalanx:allow float the positions are converted for drawing only; nothing flows back into the world
 func (w *World) Scene(s *view.Scene) {
 	s.Frame = w.frame
 	s.Width, s.Height, s.Players = w.cfg.MapWidth, w.cfg.MapHeight, w.cfg.Players
@@ -32,7 +32,7 @@ func (w *World) Scene(s *view.Scene) {
 		}
 		vu := view.Unit{
 			ID: uint32(id), Owner: int(u.owner), Kind: u.kind,
-			X: float32(u.pos.X.Float64()), Y: float32(u.pos.Y.Float64()),
+			X: hundredths(u.pos.X), Y: hundredths(u.pos.Y),
 			HP: int(u.hp), MaxHP: int(kinds[u.kind].hp), TX: -1, TY: -1,
 		}
 		if u.order != 0 {
@@ -44,6 +44,14 @@ func (w *World) Scene(s *view.Scene) {
 		}
 		s.Units = append(s.Units, vu)
 	}
+}
+
+// hundredths returns x rounded to a hundredth of a tile, as a view draws
+// it (and as its JSON spells it, in few digits).
+//
+//phalanx:allow float a position converted for drawing only
+func hundredths(x determinism.Fixed) float32 {
+	return float32(math.Round(x.Float64()*100) / 100)
 }
 
 // Scene describes the world the Sim steps (see World.Scene); it makes Sim

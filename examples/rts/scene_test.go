@@ -1,6 +1,7 @@
 package rts
 
 import (
+	"math"
 	"testing"
 
 	"github.com/phalanx-net/phalanx/view"
@@ -36,7 +37,7 @@ func TestScene(t *testing.T) {
 	orders := 0
 	for _, u := range s.Units {
 		info, _ := w.Unit(UnitID(u.ID))
-		if !info.Alive || u.X != float32(info.Pos.X.Float64()) || u.HP != info.HP || u.Owner != info.Owner {
+		if !info.Alive || math.Abs(float64(u.X)-info.Pos.X.Float64()) > 0.006 || u.HP != info.HP || u.Owner != info.Owner {
 			t.Fatalf("unit %d: %+v, world %+v", u.ID, u, info)
 		}
 		if s.IsBlocked(info.Tile.X, info.Tile.Y) {

@@ -71,6 +71,10 @@ type MemberConfig struct {
 	Transport TransportConfig
 	// Record, when set, records this member's replay (see Recording).
 	Record *Recording
+	// DesyncReports is the directory where the member writes a report when
+	// it finds a desync (see desyncreport.go); empty: Record.Dir, beside
+	// its replay, or none without a recording.
+	DesyncReports string
 
 	// OnStep, when set, is called after each frame is stepped, with its
 	// commands and the state hash (in pull mode, from Stepped's caller).
@@ -109,6 +113,7 @@ type Member struct {
 	events  []lockstep.Event
 	handed  []lockstep.Bucket // pull mode: buckets handed out and not yet reported
 	lastCmd []bucket.Command
+	reports []string // desync reports written (one per desync found: at most one)
 }
 
 // Run runs a member to the end of its session: the lobby, the session, the
@@ -387,6 +392,9 @@ func (m *Member) onEvent(e lockstep.Event) {
 	}
 	if m.rec != nil {
 		m.rec.event(e)
+	}
+	if e.Type == lockstep.EventDesync {
+		m.desyncReport(e)
 	}
 	m.mu.Unlock()
 	if m.cfg.OnEvent != nil {

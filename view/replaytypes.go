@@ -17,8 +17,28 @@ type ReplaysInfo struct {
 	Files  []ReplayFileInfo `json:"files"`
 	Frames int64            `json:"frames"` // frames of the longest replay
 	// Divergence is set when the replays disagree: their recorded state
-	// hashes, or their buckets.
+	// hashes, or their buckets; or, for a desync report alone, where the
+	// report says they did.
 	Divergence *Divergence `json:"divergence,omitempty"`
+	// Reports are the desync reports the replays came from.
+	Reports []DesyncReport `json:"reports"`
+}
+
+// DesyncReport is what a member's desync report says (see
+// lockstep/replay.Report): the first divergent frame and section, and the
+// section hashes of both sides.
+type DesyncReport struct {
+	File    string        `json:"file"`
+	Engine  string        `json:"engine"`
+	Sim     string        `json:"sim"`
+	Self    int           `json:"self"`   // the member that wrote it
+	Member  int           `json:"member"` // whose hashes differ from the majority
+	With    int           `json:"with"`   // the member it compared with
+	Frame   int64         `json:"frame"`
+	Section string        `json:"section,omitempty"`
+	Detail  string        `json:"detail"`
+	Ours    []SectionHash `json:"ours"`
+	Theirs  []SectionHash `json:"theirs"`
 }
 
 // ReplayFileInfo describes one replay.

@@ -43,6 +43,10 @@ type memberFlags struct {
 	uiFeed   bool
 	uiScene  bool
 	viewDone func(summary string) // set by runMember with --ui: publishes the end and keeps the page up
+	// perturb alters this member's state after that frame (-1: never);
+	// desyncReports is where it writes a desync report.
+	perturb       int64
+	desyncReports string
 }
 
 func (mf *memberFlags) register(fs *flag.FlagSet) {
@@ -63,6 +67,8 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&mf.uiLinger, "ui-linger", 0, "with --ui: keep the page up this long after the session (0: until interrupted)")
 	fs.BoolVar(&mf.uiFeed, "ui-feed", false, "(phalanx mesh --ui) print view lines and take orders from the page on stdin")
 	fs.BoolVar(&mf.uiScene, "ui-scene", false, "(phalanx mesh --ui) describe the world in the view lines")
+	fs.Int64Var(&mf.perturb, "perturb", -1, "after `FRAME` alter this member's simulation state, so that the others find a desync")
+	fs.StringVar(&mf.desyncReports, "desync-reports", "", "write a report into `DIR` when this member finds a desync (default: beside its --record replay)")
 }
 
 // errShowAddr ends a member that was only asked for its address.
@@ -253,13 +259,14 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		NewSim: func(s *peer.Session) lockstep.Simulation {
 			run.started(s, game(s))
 			sim := run.g.newSim(s.Self)
-			run.view.sim = sim // used only on the stepping goroutine
+			run.sim = sim // used only on the stepping goroutine
 			return sim
 		},
-		Input:     run.input,
-		Configure: func(c *lockstep.Config) { mf.runFlags.applyTo(c, profile) },
-		Transport: tc,
-		OnStep:    run.onStep,
+		Input:         run.input,
+		Configure:     func(c *lockstep.Config) { mf.runFlags.applyTo(c, profile) },
+		Transport:     tc,
+		DesyncReports: mf.desyncReports,
+		OnStep:        run.onStep,
 		OnDatagram: func(from bucket.Slot, data []byte) {
 			run.mu.Lock()
 			defer run.mu.Unlock()
@@ -280,6 +287,9 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	run.m = m
 	run.drive(ctx)
 	st, err := m.Wait()
+	for _, p := range m.DesyncReports() {
+		fmt.Fprintln(stderr, "desync report written:", p)
+	}
 	if errors.Is(err, peer.ErrLobbyTimeout) {
 		err = fmt.Errorf("gave up after --lobby-timeout %v: %w; start the members missing, check the --join addresses, or raise --lobby-timeout", mf.lobbyTimeout, err)
 	}

@@ -35,6 +35,7 @@ type memberRun struct {
 	cpuStart  float64
 	from      time.Time
 	view      memberView
+	sim       lockstep.Simulation // the member's simulation, used only on the goroutine that steps it
 }
 
 // started sets up the run once the lobby has agreed on the session.
@@ -74,6 +75,9 @@ func (r *memberRun) input(f bucket.Frame) [][]byte {
 // onStep notes the commands executed, for phalanx mesh, and at the last
 // frame the member's own memory reading.
 func (r *memberRun) onStep(f bucket.Frame, cmds []bucket.Command, _ uint64) {
+	if r.mf.perturb >= 0 && f == bucket.Frame(r.mf.perturb) && r.g.perturb != nil {
+		r.g.perturb(r.sess.Self, r.sim) // a desync for the others to find
+	}
 	if r.viewing() {
 		r.viewStep(f, cmds)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
-	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/view"
 )
 
@@ -38,8 +37,7 @@ type uiOrder struct {
 type memberView struct {
 	srv      *view.Server // phalanx peer --ui; nil in a mesh member
 	scene    bool         // describe the world (the member the page draws)
-	sim      lockstep.Simulation
-	buf      view.Scene // filled on the stepping goroutine
+	buf      view.Scene   // filled on the stepping goroutine
 	sceneAt  time.Time
 	latest   *view.Scene // the newest description, handed over under mu
 	seq      int64       // this member's next command sequence number
@@ -107,7 +105,7 @@ func (r *memberRun) viewStep(f bucket.Frame, cmds []bucket.Command) {
 		}
 	}
 	r.mu.Unlock()
-	d, ok := v.sim.(view.Drawable)
+	d, ok := r.sim.(view.Drawable)
 	if !v.scene || !ok || time.Since(v.sceneAt) < sceneEvery {
 		return
 	}

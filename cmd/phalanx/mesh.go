@@ -55,6 +55,17 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	ui := fs.Bool("ui", false, "serve a live view of the session on loopback, printed as a URL (see also --ui-addr, --ui-linger)")
 	uiAddr := fs.String("ui-addr", "127.0.0.1:0", "with --ui: the `ADDR` to serve the view on")
 	uiLinger := fs.Duration("ui-linger", 0, "with --ui: keep the page up this long after the session (0: until interrupted)")
+	perturbs := map[int]int64{}
+	fs.Func("perturb", "after `INDEX@FRAME` alter that member process's simulation state, so that the others find a desync (repeatable)", func(v string) error {
+		i, fr, ok := strings.Cut(v, "@")
+		idx, err1 := strconv.Atoi(i)
+		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		if !ok || err1 != nil || err2 != nil || idx < 0 || frame < 0 {
+			return fmt.Errorf("want INDEX@FRAME, like 1@100")
+		}
+		perturbs[idx] = frame
+		return nil
+	})
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
@@ -107,7 +118,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, lat: newCmdLatencies()}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies()}
 	if *ui {
 		m.view = newMeshView(m)
 		url, stop, err := serveView(*uiAddr, m.view.srv, stdout)
@@ -153,6 +164,8 @@ type meshRun struct {
 	killAt map[int]int64
 	// freezes are the --freeze flags by process index.
 	freezes map[int]meshFreeze
+	// perturbs are the --perturb flags: frames by process index.
+	perturbs map[int]int64
 
 	mu    sync.Mutex
 	procs []*meshProc
@@ -171,6 +184,9 @@ func (m *meshRun) memberArgs(index int) []string {
 	}
 	if f.record != "" {
 		args = append(args, "--record", f.record)
+	}
+	if fr, ok := m.perturbs[index]; ok {
+		args = append(args, "--perturb", strconv.FormatInt(fr, 10))
 	}
 	if m.view != nil {
 		args = append(args, "--ui-feed")

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,6 +26,8 @@ type recorder struct {
 	done    []bool
 	tag     uint16 // the harness's session tag, under which statements are signed
 	err     error
+	dir     string
+	reports []string // the desync reports written
 }
 
 // newRecorder creates dir and one replay file per member.
@@ -49,6 +52,7 @@ func newRecorder(dir string, f *runFlags, g *game) (*recorder, error) {
 		final:  make([]uint64, f.peers),
 		done:   make([]bool, f.peers),
 		tag:    uint16(f.seed),
+		dir:    dir,
 	}
 	for i := range f.peers {
 		file, err := os.Create(filepath.Join(dir, fmt.Sprintf("member-%d.phx", i)))
@@ -104,6 +108,37 @@ func (r *recorder) eventHook() func(bucket.Slot, lockstep.Event) {
 		if c, ok := replay.ChangeOf(e); ok {
 			r.writers[slot].Membership(c) // an error is kept by the writer and returned by Close
 		}
+		if e.Type == lockstep.EventDesync {
+			r.report(slot, e)
+		}
+	}
+}
+
+// report writes member slot's desync report beside its replay, with the
+// replay as recorded so far.
+func (r *recorder) report(slot bucket.Slot, e lockstep.Event) {
+	w := r.writers[slot]
+	var recorded []byte
+	if w.Flush() == nil {
+		recorded, _ = os.ReadFile(r.files[slot].Name())
+	}
+	path, err := replay.WriteReport(r.dir, replay.NewReport(w.Header(), e, recorded))
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("member %d: %w", slot, err)
+		}
+		return
+	}
+	r.reports = append(r.reports, path)
+}
+
+// printReports names the desync reports written, if any.
+func (r *recorder) printReports(w io.Writer) {
+	if r == nil {
+		return
+	}
+	for _, p := range r.reports {
+		fmt.Fprintln(w, "phalanx sim: desync report written:", p)
 	}
 }
 

@@ -268,6 +268,15 @@ async function startReplay() {
     (f.error ? `<span class="bad">${esc(f.error)}</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
       : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
     (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") + "</div>").join("");
+  $("#reports").innerHTML = (info.reports || []).map((r) => `<div class="report"><h2>Desync report ${esc(r.file)}</h2>
+    member ${r.self} found it comparing with member ${r.with} (${esc(r.engine)}, ${esc(r.sim)}): ${esc(r.detail)};
+    member ${r.member} differs from the majority.
+    <table><tr><th>section at frame ${r.frame}</th><th>member ${r.self}</th><th>member ${r.with}</th><th></th></tr>
+    ${r.ours.map((s, j) => {
+      const t = r.theirs[j] || { hash: "–" };
+      const differs = t.hash !== s.hash;
+      return `<tr class="${differs ? "differs" : ""}"><td>${esc(s.name)}</td><td><code>${s.hash}</code></td><td><code>${t.hash}</code></td><td>${differs ? "differs" : ""}</td></tr>`;
+    }).join("")}</table></div>`).join("");
   const d = info.divergence;
   const dv = $("#divergence");
   if (d) {

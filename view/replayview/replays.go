@@ -30,6 +30,11 @@ type ReplayConfig struct {
 	Clone func(lockstep.Simulation) lockstep.Simulation
 	// Describe, when set, says what a command's payload orders.
 	Describe func(payload []byte) string
+	// Names, when set, are the names the page shows for Files.
+	Names []string
+	// Reports are desync reports the files came from: shown, and where
+	// the files alone show no divergence, the first one's is taken.
+	Reports []view.DesyncReport
 }
 
 // Replays are replay files opened for the page: their buckets and
@@ -46,6 +51,7 @@ type Replays struct {
 // replayFile is one replay in memory.
 type replayFile struct {
 	name    string
+	label   string // the name the page shows
 	header  replay.Header
 	buckets [][]bucket.Command                // by frame
 	checks  map[bucket.Frame]lockstep.Section // frame → state hash (Name unused)
@@ -79,8 +85,13 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		r.files = append(r.files, f)
 	}
 	for i, f := range r.files {
+		name := filepath.Base(f.name)
+		if i < len(cfg.Names) {
+			name = cfg.Names[i]
+		}
+		f.label = name
 		fi := view.ReplayFileInfo{
-			Name: filepath.Base(f.name), Sim: f.header.SimName + " " + f.header.SimVersion,
+			Name: name, Sim: f.header.SimName + " " + f.header.SimVersion,
 			Members: f.header.Members, Self: int(f.header.Self), Frames: int64(len(f.buckets)),
 			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end,
 			Changes: []view.Event{},
@@ -100,6 +111,12 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		if i > 0 && r.info.Divergence == nil {
 			r.info.Divergence = compare(r.files[0], f, 0, i)
 		}
+	}
+	r.info.Reports = append([]view.DesyncReport{}, cfg.Reports...)
+	if r.info.Divergence == nil && len(cfg.Reports) > 0 {
+		d := cfg.Reports[0]
+		r.info.Divergence = &view.Divergence{A: 0, B: 0, Frame: d.Frame, Section: d.Section, LastAgreed: -1, InputsFrame: -1,
+			Text: fmt.Sprintf("desync report of member %d: %s", d.Self, d.Detail)}
 	}
 	return r, nil
 }
@@ -238,10 +255,10 @@ func compare(a, b *replayFile, ia, ib int) *view.Divergence {
 	}
 	if d.InputsFrame >= 0 && (d.Frame < 0 || d.InputsFrame <= d.Frame) {
 		d.Frame, d.Section = d.InputsFrame, ""
-		d.Text = fmt.Sprintf("the buckets of %s and %s differ from frame %d: their inputs diverged", filepath.Base(a.name), filepath.Base(b.name), d.InputsFrame)
+		d.Text = fmt.Sprintf("the buckets of %s and %s differ from frame %d: their inputs diverged", a.label, b.label, d.InputsFrame)
 		return d
 	}
-	d.Text = fmt.Sprintf("the recorded states of %s and %s first differ at frame %d", filepath.Base(a.name), filepath.Base(b.name), d.Frame)
+	d.Text = fmt.Sprintf("the recorded states of %s and %s first differ at frame %d", a.label, b.label, d.Frame)
 	if d.Section != "" {
 		d.Text += fmt.Sprintf(", first in section %q", d.Section)
 	}

@@ -35,17 +35,16 @@ type uiOrder struct {
 
 // memberView is the view state of a memberRun; memberRun.mu guards it.
 type memberView struct {
-	srv      *view.Server // phalanx peer --ui; nil in a mesh member
-	scene    bool         // describe the world (the member the page draws)
-	buf      view.Scene   // filled on the stepping goroutine
-	sceneAt  time.Time
-	latest   *view.Scene // the newest description, handed over under mu
-	seq      int64       // this member's next command sequence number
-	orders   []*uiOrder  // every order from the page (at most maxOrders)
-	nextID   int
-	sentEv   int // events already sent to the parent
-	reported int // orders whose submission the parent knows of
-	start    time.Time
+	srv     *view.Server // phalanx peer --ui; nil in a mesh member
+	scene   bool         // describe the world (the member the page draws)
+	buf     view.Scene   // filled on the stepping goroutine
+	sceneAt time.Time
+	latest  *view.Scene // the newest description, handed over under mu
+	seq     int64       // this member's next command sequence number
+	orders  []*uiOrder  // every order from the page (at most maxOrders)
+	nextID  int
+	sentEv  int // events already sent to the parent
+	start   time.Time
 }
 
 // maxOrders bounds the orders from the page a member keeps.

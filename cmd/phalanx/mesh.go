@@ -121,6 +121,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies()}
 	if *ui {
 		m.view = newMeshView(m)
+		m.view.publish(false, "")
 		url, stop, err := serveView(*uiAddr, m.view.srv, stdout)
 		if err != nil {
 			fmt.Fprintln(stderr, "phalanx mesh:", err)

@@ -82,6 +82,9 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		}
 		f.every = max(500, bucket.Frame(len(f.buckets)/32))
 		f.keys = map[bucket.Frame]lockstep.Simulation{}
+		if cfg.Clone != nil {
+			f.keys[0] = cfg.Clone(f.sim) // seeking back to the start builds nothing
+		}
 		r.files = append(r.files, f)
 	}
 	for i, f := range r.files {

@@ -30,6 +30,7 @@ type ReplaysInfo struct {
 type DesyncReport struct {
 	File    string        `json:"file"`
 	Engine  string        `json:"engine"`
+	Build   string        `json:"build"`
 	Sim     string        `json:"sim"`
 	Self    int           `json:"self"`   // the member that wrote it
 	Member  int           `json:"member"` // whose hashes differ from the majority

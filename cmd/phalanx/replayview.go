@@ -128,7 +128,7 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 
 // reportView is what the page shows of a desync report.
 func reportView(file string, r replay.Report) view.DesyncReport {
-	d := view.DesyncReport{File: file, Engine: r.Engine, Sim: r.SimName + " " + r.SimVersion, Self: r.Self, Member: r.Member,
+	d := view.DesyncReport{File: file, Engine: r.Engine, Build: r.Build, Sim: r.SimName + " " + r.SimVersion, Self: r.Self, Member: r.Member,
 		With: r.With, Frame: r.Frame, Section: r.Section, Detail: r.Detail, Ours: []view.SectionHash{}, Theirs: []view.SectionHash{}}
 	for _, s := range r.Ours {
 		d.Ours = append(d.Ours, view.SectionHash{Name: s.Name, Hash: s.Hash})

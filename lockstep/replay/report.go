@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/phalanx-net/phalanx/lockstep"
@@ -32,6 +33,7 @@ type Report struct {
 	// Engine, SimName and SimVersion are those of the replay's header, or
 	// of the member when it recorded none.
 	Engine     string   `json:"engine"`
+	Build      string   `json:"build"` // the writing program's build: Go version, module, version control revision
 	SimName    string   `json:"sim"`
 	SimVersion string   `json:"sim_version"`
 	Session    string   `json:"session"` // the header's session, in hex
@@ -75,6 +77,14 @@ func NewReport(h Header, e lockstep.Event, recorded []byte) Report {
 	}
 	if r.Engine == "" {
 		r.Engine = EngineVersion
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		r.Build = bi.GoVersion + " " + bi.Main.Path + " " + bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" || (s.Key == "vcs.modified" && s.Value == "true") {
+				r.Build += " " + s.Key + "=" + s.Value
+			}
+		}
 	}
 	return r
 }

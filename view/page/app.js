@@ -269,7 +269,7 @@ async function startReplay() {
       : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
     (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") + "</div>").join("");
   $("#reports").innerHTML = (info.reports || []).map((r) => `<div class="report"><h2>Desync report ${esc(r.file)}</h2>
-    member ${r.self} found it comparing with member ${r.with} (${esc(r.engine)}, ${esc(r.sim)}): ${esc(r.detail)};
+    member ${r.self} found it comparing with member ${r.with} (${esc(r.engine)}, ${esc(r.sim)}, built with ${esc(r.build || "?")}): ${esc(r.detail)};
     member ${r.member} differs from the majority.
     <table><tr><th>section at frame ${r.frame}</th><th>member ${r.self}</th><th>member ${r.with}</th><th></th></tr>
     ${r.ours.map((s, j) => {

@@ -1,22 +1,17 @@
-// Package view shows a running session, or replays of one, in a browser.
-//
-// It has three parts:
+// Package view is what a page shows of a session or of replays, as plain
+// data, and the optional interface a simulation implements to be drawn:
 //
 //   - The feed: plain structs a member already has, put in a neutral form a
-//     page can draw (Snapshot, Member, Peer, Event, Command), and the
-//     optional Drawable interface of a simulation, which describes its
-//     state as a Scene of units on a tile map. MemberOf and EventOf build
-//     them from a lockstep.SessionStats and a lockstep.Event.
-//   - Server: an HTTP handler that serves one embedded page (nothing is
-//     loaded from outside) and pushes the newest Snapshot to every open
-//     page over Server-Sent Events. Publish never blocks: a page that reads
-//     slowly only sees fewer snapshots, never slows the caller. A click on
-//     the map is handed to Config.Command.
-//   - Replays: the plain data the page shows of replays (ReplaysInfo,
-//     ReplayFrame) and the Replays interface the Server asks; package
+//     page can draw (Snapshot, Member, Peer, Event, Command). MemberOf and
+//     EventOf build them from a lockstep.SessionStats and a
+//     lockstep.Event.
+//   - Drawable, an optional interface of a lockstep.Simulation that
+//     describes its state as a Scene of units on a tile map.
+//   - Replays: what the page shows of replays (ReplaysInfo, ReplayFrame,
+//     DesyncReport) and the Replays interface that answers it; package
 //     view/replayview implements it over replay files.
 //
-// The package starts no goroutine of its own but those of net/http while
-// Serve runs; Serve returns once its context ends and every page is
-// closed.
+// Package view/web serves the page. This package imports nothing but the
+// lockstep engine, so that a simulation can implement Drawable without
+// depending on a web server.
 package view

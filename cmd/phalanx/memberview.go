@@ -11,6 +11,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/view"
+	"github.com/phalanx-net/phalanx/view/web"
 )
 
 // The view of one member: phalanx peer --ui serves the page itself;
@@ -35,9 +36,9 @@ type uiOrder struct {
 
 // memberView is the view state of a memberRun; memberRun.mu guards it.
 type memberView struct {
-	srv     *view.Server // phalanx peer --ui; nil in a mesh member
-	scene   bool         // describe the world (the member the page draws)
-	buf     view.Scene   // filled on the stepping goroutine
+	srv     *web.Server // phalanx peer --ui; nil in a mesh member
+	scene   bool        // describe the world (the member the page draws)
+	buf     view.Scene  // filled on the stepping goroutine
 	sceneAt time.Time
 	latest  *view.Scene // the newest description, handed over under mu
 	seq     int64       // this member's next command sequence number
@@ -227,7 +228,7 @@ func (r *memberRun) startView(stdin *bufio.Reader, stdout, stderr io.Writer) err
 	if r.mf.ui == "" {
 		return nil
 	}
-	srv := view.NewServer(view.Config{
+	srv := web.NewServer(web.Config{
 		Title:   "member of session " + r.mf.session,
 		Command: func(x, y int) (string, error) { return r.queueOrder(0, x, y) },
 	})

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/view"
+	"github.com/phalanx-net/phalanx/view/web"
 )
 
 // meshView is the page of phalanx mesh --ui: the parent serves it from
 // the members' view lines. meshRun.mu guards it.
 type meshView struct {
 	m     *meshRun
-	srv   *view.Server
+	srv   *web.Server
 	start time.Time
 	last  time.Time // newest publish
 
@@ -34,7 +35,7 @@ const maxViewEvents = 4096
 
 func newMeshView(m *meshRun) *meshView {
 	v := &meshView{m: m, start: time.Now(), members: map[int]view.Member{}, bySeq: map[[2]int64]*view.Command{}, early: map[[2]int64][]int{}}
-	v.srv = view.NewServer(view.Config{
+	v.srv = web.NewServer(web.Config{
 		Title:   fmt.Sprintf("mesh of %s, %s", plural(m.n, "member"), m.f.profile),
 		Command: v.order,
 	})
@@ -117,7 +118,7 @@ func (v *meshView) take(p *meshProc, msg memberMsg) {
 			clear(v.early)
 		}
 	}
-	if time.Since(v.last) >= view.DefaultInterval {
+	if time.Since(v.last) >= web.DefaultInterval {
 		v.publish(false, "")
 	}
 }

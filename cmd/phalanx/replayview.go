@@ -14,6 +14,7 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep/replay"
 	"github.com/phalanx-net/phalanx/view"
 	"github.com/phalanx-net/phalanx/view/replayview"
+	"github.com/phalanx-net/phalanx/view/web"
 )
 
 // replayView is phalanx replay view: the page over replays, opened at the
@@ -68,7 +69,7 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 	for i, f := range info.Files {
 		shown[i] = f.Name
 	}
-	srv := view.NewServer(view.Config{Title: strings.Join(shown, ", "), Replays: rs})
+	srv := web.NewServer(web.Config{Title: strings.Join(shown, ", "), Replays: rs})
 	url, stop, err := serveView(addr, srv, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx replay view:", err)

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/examples/rts"
-	"github.com/phalanx-net/phalanx/view"
+	"github.com/phalanx-net/phalanx/view/web"
 )
 
 // serveView serves srv on addr in the background and prints its URL to
 // stdout. stop ends serving and waits for it.
-func serveView(addr string, srv *view.Server, stdout io.Writer) (url string, stop func(), err error) {
+func serveView(addr string, srv *web.Server, stdout io.Writer) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("--ui: %w", err)

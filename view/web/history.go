@@ -1,7 +1,9 @@
-package view
+package web
 
 import (
 	"io/fs"
+
+	"github.com/phalanx-net/phalanx/view"
 )
 
 // maxHistory bounds the samples a Server keeps for the charts: when full,
@@ -34,7 +36,7 @@ type history struct {
 	skip   int
 }
 
-func (h *history) add(s *Snapshot) {
+func (h *history) add(s *view.Snapshot) {
 	if h.stride == 0 {
 		h.stride = 1
 	}

@@ -1,4 +1,4 @@
-package view
+package web
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/phalanx-net/phalanx/view"
 )
 
 //go:embed page
@@ -35,7 +37,7 @@ type Config struct {
 	Command func(x, y int) (string, error)
 	// Replays, when set, serves replays instead of a live session (see
 	// replayview.OpenReplays).
-	Replays Replays
+	Replays view.Replays
 }
 
 // Server serves the page and feeds it. Publish, ServeHTTP and Serve are
@@ -45,7 +47,7 @@ type Server struct {
 	mux *http.ServeMux
 
 	mu      sync.Mutex
-	cur     *Snapshot
+	cur     *view.Snapshot
 	version uint64
 	wake    chan struct{} // closed and replaced by every Publish
 	hist    history
@@ -75,7 +77,7 @@ func NewServer(cfg Config) *Server {
 // within Config.Interval, or a newer one. It never waits for a page: it
 // only swaps a pointer and notes a sample of the history the charts
 // draw. snap must not be modified afterwards.
-func (s *Server) Publish(snap *Snapshot) {
+func (s *Server) Publish(snap *view.Snapshot) {
 	s.mu.Lock()
 	s.cur = snap
 	s.version++

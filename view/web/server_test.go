@@ -1,4 +1,4 @@
-package view
+package web
 
 import (
 	"bufio"
@@ -13,13 +13,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phalanx-net/phalanx/view"
 )
 
-func bigSnapshot(i int) *Snapshot {
-	s := &Snapshot{Title: "t", Seconds: float64(i), Members: []Member{{Slot: 0, Frame: int64(i), BytesSent: int64(i) * 100}}}
-	s.Scene = &Scene{Width: 128, Height: 128, Blocked: make([]byte, 2048)}
+func bigSnapshot(i int) *view.Snapshot {
+	s := &view.Snapshot{Title: "t", Seconds: float64(i), Members: []view.Member{{Slot: 0, Frame: int64(i), BytesSent: int64(i) * 100}}}
+	s.Scene = &view.Scene{Width: 128, Height: 128, Blocked: make([]byte, 2048)}
 	for u := range 800 {
-		s.Scene.Units = append(s.Scene.Units, Unit{ID: uint32(u), X: float32(u % 128), Y: float32(u / 128)})
+		s.Scene.Units = append(s.Scene.Units, view.Unit{ID: uint32(u), X: float32(u % 128), Y: float32(u / 128)})
 	}
 	return s
 }
@@ -87,7 +89,7 @@ func TestPublishNeverWaitsForAPage(t *testing.T) {
 			continue
 		}
 		if strings.HasPrefix(line, "data: ") {
-			var snap Snapshot
+			var snap view.Snapshot
 			if err := json.Unmarshal([]byte(line[6:]), &snap); err != nil {
 				t.Fatalf("snapshot: %v", err)
 			}
@@ -119,7 +121,7 @@ func TestPublishNeverWaitsForAPage(t *testing.T) {
 func TestHistoryBounded(t *testing.T) {
 	var h history
 	for i := range 5 * maxHistory {
-		h.add(&Snapshot{Seconds: float64(i), Members: []Member{{Stalls: int64(i)}}})
+		h.add(&view.Snapshot{Seconds: float64(i), Members: []view.Member{{Stalls: int64(i)}}})
 	}
 	if len(h.list) > maxHistory {
 		t.Fatalf("%d samples kept, want at most %d", len(h.list), maxHistory)

@@ -1,10 +1,12 @@
 package peer
 
 import (
+	"encoding/json"
 	"os"
 
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
+	"github.com/phalanx-net/phalanx/view"
 )
 
 // desyncReport writes the report of desync event e (replay.Report) into
@@ -35,7 +37,9 @@ func (m *Member) desyncReport(e lockstep.Event) {
 			h = m.rec.w.Header()
 		}
 	}
-	path, err := replay.WriteReport(dir, replay.NewReport(h, e, recorded))
+	rep := replay.NewReport(h, e, recorded)
+	rep.WorldFrame, rep.World = worldOf(m.drawn)
+	path, err := replay.WriteReport(dir, rep)
 	if err != nil {
 		m.log.Error("peer: desync report not written", "err", err)
 		return
@@ -49,4 +53,20 @@ func (m *Member) DesyncReports() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.reports...)
+}
+
+// worldOf describes sim's world for a desync report, when it can be drawn
+// (view.Drawable): the frames stepped and the scene in JSON.
+func worldOf(sim lockstep.Simulation) (int64, json.RawMessage) {
+	d, ok := sim.(view.Drawable)
+	if !ok {
+		return 0, nil
+	}
+	var sc view.Scene
+	d.Scene(&sc)
+	b, err := json.Marshal(&sc)
+	if err != nil {
+		return 0, nil
+	}
+	return sc.Frame, b
 }

@@ -114,6 +114,9 @@ type Member struct {
 	handed  []lockstep.Bucket // pull mode: buckets handed out and not yet reported
 	lastCmd []bucket.Command
 	reports []string // desync reports written (one per desync found: at most one)
+	// drawn is the simulation NewSim built, used only on the goroutine
+	// that steps it (a desync report draws it).
+	drawn lockstep.Simulation
 }
 
 // Run runs a member to the end of its session: the lobby, the session, the
@@ -227,7 +230,8 @@ func (m *Member) play(ctx context.Context) error {
 	}
 	var sim lockstep.Simulation
 	if m.cfg.NewSim != nil {
-		sim = &endedSim{inner: m.cfg.NewSim(sess), end: m.end()}
+		m.drawn = m.cfg.NewSim(sess)
+		sim = &endedSim{inner: m.drawn, end: m.end()}
 	}
 	ls, err := lockstep.NewSession(lockstep.SessionConfig{
 		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: m.log,

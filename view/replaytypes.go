@@ -55,11 +55,14 @@ type ReplayFileInfo struct {
 	// Reproduces is false when re-running the file's own buckets does not
 	// give its recorded hashes: its simulation went astray by something
 	// that is not in its commands. RerunFrame and RerunSection say where.
-	Reproduces   bool    `json:"reproduces"`
-	RerunFrame   int64   `json:"rerun_frame"`
-	RerunSection string  `json:"rerun_section,omitempty"`
-	Error        string  `json:"error,omitempty"`
-	Changes      []Event `json:"changes"`
+	Reproduces   bool   `json:"reproduces"`
+	RerunFrame   int64  `json:"rerun_frame"`
+	RerunSection string `json:"rerun_section,omitempty"`
+	Error        string `json:"error,omitempty"`
+	// WorldFrame is the frame of the world its desync report recorded
+	// (see ReplaySide.Recorded), or -1.
+	WorldFrame int64   `json:"world_frame"`
+	Changes    []Event `json:"changes"`
 }
 
 // Divergence is where two replays first disagree.
@@ -99,6 +102,11 @@ type ReplaySide struct {
 	// Diff lists what differs from the first replay's world: units on one
 	// side only and units at another position or with other hit points.
 	Diff []UnitDiff `json:"diff"`
+	// Recorded is the world the replay's member had at this frame, from
+	// its desync report, when the report holds one for this frame;
+	// RecordedDiff lists what differs in it from the re-run world (Scene).
+	Recorded     *Scene     `json:"recorded,omitempty"`
+	RecordedDiff []UnitDiff `json:"recorded_diff,omitempty"`
 }
 
 // ReplayCommand is one command of a bucket.

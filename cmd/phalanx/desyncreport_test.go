@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,16 +63,39 @@ func TestSimDesyncReports(t *testing.T) {
 			t.Errorf("stderr does not name %s:\n%s", path, errs)
 		}
 		r := checkReport(t, path, 100, "units")
-		if r.Self != slot || r.Member != 1 {
-			t.Errorf("%s: written by %d naming %d, want %d naming 1", path, r.Self, r.Member, slot)
+		if r.Self != slot || r.Member != 1 || r.WorldFrame <= 100 || len(r.World) == 0 {
+			t.Errorf("%s: written by %d naming %d, world after %d frames (%d bytes); want %d naming 1, a world past frame 100",
+				path, r.Self, r.Member, r.WorldFrame, len(r.World), slot)
 		}
 	}
 
+	// One report alone opens at its divergence.
 	url := startServing(t, "replay", "view", "--linger", "1m", filepath.Join(dir, "desync-member-0-frame-100.json"))
 	var info view.ReplaysInfo
 	getJSON(t, url+"api/replay", &info)
 	if d := info.Divergence; d == nil || d.Frame != 100 || d.Section != "units" || len(info.Reports) != 1 || len(info.Files) != 1 {
 		t.Fatalf("replay view of a report: %+v", info)
+	}
+	// Both sides' reports: the perturbed member's own world differs from
+	// the one its commands give, in the unit whose hit points it altered;
+	// the other member's does not.
+	url = startServing(t, "replay", "view", "--linger", "1m",
+		filepath.Join(dir, "desync-member-0-frame-100.json"), filepath.Join(dir, "desync-member-1-frame-100.json"))
+	getJSON(t, url+"api/replay", &info)
+	at := info.Files[1].WorldFrame
+	if at < 100 {
+		t.Fatalf("member 1's world at frame %d", at)
+	}
+	var fr view.ReplayFrame
+	getJSON(t, fmt.Sprintf("%sapi/replay/frame?f=%d", url, at), &fr)
+	if len(fr.Sides) != 2 || fr.Sides[1].Recorded == nil {
+		t.Fatalf("frame %d: no recorded world: %+v", at, fr.Sides)
+	}
+	if d := fr.Sides[1].RecordedDiff; len(d) != 1 || d[0].What != "hp" {
+		t.Errorf("member 1's recorded world differs by %+v, want one unit's hit points", d)
+	}
+	if info.Files[0].WorldFrame == at && len(fr.Sides[0].RecordedDiff) != 0 {
+		t.Errorf("member 0's recorded world differs by %+v, want nothing", fr.Sides[0].RecordedDiff)
 	}
 }
 

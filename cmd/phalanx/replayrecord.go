@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep/replay"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 	"github.com/phalanx-net/phalanx/rng"
+	"github.com/phalanx-net/phalanx/view"
 )
 
 // recorder writes one replay per member of a phalanx sim run, as
@@ -122,7 +124,15 @@ func (r *recorder) report(slot bucket.Slot, e lockstep.Event) {
 	if w.Flush() == nil {
 		recorded, _ = os.ReadFile(r.files[slot].Name())
 	}
-	path, err := replay.WriteReport(r.dir, replay.NewReport(w.Header(), e, recorded))
+	rep := replay.NewReport(w.Header(), e, recorded)
+	if d, ok := r.sims[slot].(view.Drawable); ok {
+		var sc view.Scene
+		d.Scene(&sc)
+		if b, err := json.Marshal(&sc); err == nil {
+			rep.WorldFrame, rep.World = sc.Frame, b
+		}
+	}
+	path, err := replay.WriteReport(r.dir, rep)
 	if err != nil {
 		if r.err == nil {
 			r.err = fmt.Errorf("member %d: %w", slot, err)

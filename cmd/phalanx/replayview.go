@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -30,14 +31,14 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	start := time.Now()
-	files, names, reports, cleanup, err := openReports(files)
+	files, names, reports, worlds, cleanup, err := openReports(files)
 	defer cleanup()
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx replay view:", err)
 		return 1
 	}
 	rs, err := replayview.OpenReplays(replayview.ReplayConfig{
-		Files: files, Names: names, Reports: reports,
+		Files: files, Names: names, Reports: reports, Worlds: worlds,
 		Sim: replaySim,
 		Clone: func(s lockstep.Simulation) lockstep.Simulation {
 			if r, ok := s.(*rts.Sim); ok {
@@ -83,7 +84,7 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 // openReports replaces every desync report among files by the replay it
 // holds, written to a temporary directory that cleanup removes, and
 // returns the names to show and what the reports say.
-func openReports(files []string) (out, names []string, reports []view.DesyncReport, cleanup func(), err error) {
+func openReports(files []string) (out, names []string, reports []view.DesyncReport, worlds []*view.Scene, cleanup func(), err error) {
 	dir := ""
 	cleanup = func() {
 		if dir != "" {
@@ -98,12 +99,12 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 			f.Close()
 		}
 		if !replay.IsReport(head) {
-			out, names = append(out, name), append(names, filepath.Base(name))
+			out, names, worlds = append(out, name), append(names, filepath.Base(name)), append(worlds, nil)
 			continue
 		}
 		r, err := replay.ReadReport(name)
 		if err != nil {
-			return nil, nil, nil, cleanup, err
+			return nil, nil, nil, nil, cleanup, err
 		}
 		reports = append(reports, reportView(filepath.Base(name), r))
 		if len(r.Replay) == 0 {
@@ -111,20 +112,28 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 		}
 		if dir == "" {
 			if dir, err = os.MkdirTemp("", "phalanx-report-"); err != nil {
-				return nil, nil, nil, cleanup, err
+				return nil, nil, nil, nil, cleanup, err
 			}
 		}
 		p := filepath.Join(dir, fmt.Sprintf("%d.phx", len(out)))
 		if err := os.WriteFile(p, r.Replay, 0o600); err != nil {
-			return nil, nil, nil, cleanup, err
+			return nil, nil, nil, nil, cleanup, err
 		}
 		out = append(out, p)
 		names = append(names, fmt.Sprintf("member %d's replay (%s)", r.Self, filepath.Base(name)))
+		var world *view.Scene
+		if len(r.World) > 0 {
+			world = new(view.Scene)
+			if json.Unmarshal(r.World, world) != nil {
+				world = nil // shown without it
+			}
+		}
+		worlds = append(worlds, world)
 	}
 	if len(out) == 0 {
-		return nil, nil, nil, cleanup, fmt.Errorf("the reports hold no replay to show")
+		return nil, nil, nil, nil, cleanup, fmt.Errorf("the reports hold no replay to show")
 	}
-	return out, names, reports, cleanup, nil
+	return out, names, reports, worlds, cleanup, nil
 }
 
 // reportView is what the page shows of a desync report.

@@ -56,6 +56,13 @@ type Report struct {
 	// when the desync was found, without its trailer; empty when the
 	// member recorded none.
 	Replay []byte `json:"replay,omitempty"`
+	// World is the reporting member's world as it stood when the desync
+	// was found, after WorldFrame frames were stepped, as a simulation that
+	// can be drawn describes it (a view.Scene in JSON); absent for one that
+	// cannot. It is not the state (a replay re-run from its commands cannot
+	// give a world changed by something else): it shows what differs.
+	WorldFrame int64           `json:"world_frame,omitempty"`
+	World      json.RawMessage `json:"world,omitempty"`
 }
 
 // ReportSection is one section's hash in a Report, as 16 hex digits.

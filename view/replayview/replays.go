@@ -35,6 +35,10 @@ type ReplayConfig struct {
 	// Reports are desync reports the files came from: shown, and where
 	// the files alone show no divergence, the first one's is taken.
 	Reports []view.DesyncReport
+	// Worlds, when set, are the worlds the files' members had, from their
+	// desync reports (nil: none), by file: each is shown beside the re-run
+	// world at its frame, with what differs.
+	Worlds []*view.Scene
 }
 
 // Replays are replay files opened for the page: their buckets and
@@ -51,7 +55,8 @@ type Replays struct {
 // replayFile is one replay in memory.
 type replayFile struct {
 	name    string
-	label   string // the name the page shows
+	label   string      // the name the page shows
+	world   *view.Scene // the member's own world, from its desync report
 	header  replay.Header
 	buckets [][]bucket.Command                // by frame
 	checks  map[bucket.Frame]lockstep.Section // frame → state hash (Name unused)
@@ -93,10 +98,13 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 			name = cfg.Names[i]
 		}
 		f.label = name
+		if i < len(cfg.Worlds) && cfg.Worlds[i] != nil {
+			f.world = cfg.Worlds[i]
+		}
 		fi := view.ReplayFileInfo{
 			Name: name, Sim: f.header.SimName + " " + f.header.SimVersion,
 			Members: f.header.Members, Self: int(f.header.Self), Frames: int64(len(f.buckets)),
-			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end,
+			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end, WorldFrame: -1,
 			Changes: []view.Event{},
 		}
 		for _, c := range f.changes {
@@ -105,6 +113,9 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 				typ = "leave"
 			}
 			fi.Changes = append(fi.Changes, view.Event{Observer: int(f.header.Self), Type: typ, Frame: int64(c.Frame), Member: int(c.Member), LastFrame: int64(c.LastFrame), Detail: c.Detail})
+		}
+		if f.world != nil && f.world.Frame > 0 {
+			fi.WorldFrame = f.world.Frame - 1 // the scene is after that many frames: after frame Frame-1
 		}
 		if err := r.rerun(f, &fi); err != nil {
 			fi.Error = err.Error()
@@ -315,6 +326,9 @@ func (r *Replays) Frame(f int64) (view.ReplayFrame, error) {
 				}
 				side.Commands = append(side.Commands, rc)
 			}
+		}
+		if rf.world != nil && side.Scene != nil && rf.world.Frame == f+1 {
+			side.Recorded, side.RecordedDiff = rf.world, diffScenes(side.Scene, rf.world)
 		}
 		for at := bucket.Frame(f); at >= 0; at-- {
 			if c, ok := rf.checks[at]; ok {

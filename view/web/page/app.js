@@ -267,7 +267,9 @@ async function startReplay() {
     `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints, ${esc(f.end || "no end")}; ` +
     (f.error ? `<span class="bad">${esc(f.error)}</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
       : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
-    (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") + "</div>").join("");
+    (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") +
+    (f.world_frame >= 0 ? `; its report holds the world its member had after frame <a href="#" class="world-jump" data-frame="${f.world_frame}">${f.world_frame}</a>` : "") + "</div>").join("");
+  for (const a of document.querySelectorAll(".world-jump")) a.onclick = (e) => { e.preventDefault(); seek(+a.dataset.frame); };
   $("#reports").innerHTML = (info.reports || []).map((r) => `<div class="report"><h2>Desync report ${esc(r.file)}</h2>
     member ${r.self} found it comparing with member ${r.with} (${esc(r.engine)}, ${esc(r.sim)}, built with ${esc(r.build || "?")}): ${esc(r.detail)};
     member ${r.member} differs from the majority.
@@ -347,6 +349,8 @@ function showFrame(fr) {
   if (sides.children.length !== fr.sides.length) {
     sides.innerHTML = fr.sides.map((_, i) => `<div class="side panel" data-side="${i}">
       <h3></h3><canvas width="480" height="480"></canvas><div class="diff"></div>
+      <div class="recorded" hidden><h2>The world its member had at this frame (from its desync report)</h2>
+      <canvas width="480" height="480"></canvas><div class="recorded-diff"></div></div>
       <h2>Bucket of this frame</h2><ul class="cmds"></ul><h2>Hash report</h2><div class="check"></div></div>`).join("");
   }
   const ref = fr.sides[0];
@@ -361,6 +365,17 @@ function showFrame(fr) {
     for (const d of s.diff) marks.set(d.i, d.what === "moved" ? "#f0a" : d.what === "hp" ? "#fa0" : "#f00");
     if (i === 0) for (const id of missing) marks.set(id, "#f00");
     drawScene(el.querySelector("canvas"), s.scene, marks);
+    const rec = el.querySelector(".recorded");
+    rec.hidden = !s.recorded;
+    if (s.recorded) {
+      const rmarks = new Map();
+      for (const d of s.recorded_diff || []) rmarks.set(d.i, d.what === "moved" ? "#f0a" : d.what === "hp" ? "#fa0" : "#f00");
+      drawScene(rec.querySelector("canvas"), s.recorded, rmarks);
+      const n = (s.recorded_diff || []).length;
+      rec.querySelector(".recorded-diff").innerHTML = n === 0 ? "the same as the world its commands give" :
+        `<span class="bad">${n} unit(s) differ from the world its commands give: ` +
+        s.recorded_diff.slice(0, 12).map((d) => `unit ${d.i} (${esc(d.what)})`).join(", ") + (n > 12 ? ", …" : "") + "</span>";
+    }
     const counts = {};
     for (const d of s.diff) counts[d.what] = (counts[d.what] || 0) + 1;
     const notRerun = !f.reproduces && f.rerun_frame >= 0 && fr.frame >= f.rerun_frame;

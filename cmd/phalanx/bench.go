@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // The matrix phalanx bench runs.

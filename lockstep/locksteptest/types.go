@@ -9,7 +9,7 @@ import (
 	"github.com/phalanx-net/phalanx/internal/quantile"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // Config describes one virtual run.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/delay"
 )
 
 // advanceClock moves the frame clock to now, slowing it (by at most a tenth
@@ -57,13 +58,13 @@ func (c *Core) advanceClock(now time.Duration) {
 // stamp returns the frame a command submitted at frame-clock position pos
 // goes to, before the bounds of the seal and the executed frame: a fixed
 // number of frames after the current one, or, under the adaptive policy,
-// the first frame at least the lead away (bucket.StampFrame), and never the
+// the first frame at least the lead away (delay.StampFrame), and never the
 // current frame. Turns (turnSeal) override it.
 func (c *Core) stamp(pos time.Duration) bucket.Frame {
 	if c.cfg.FixedDelay > 0 {
 		return c.frame + bucket.Frame(c.cfg.FixedDelay)
 	}
-	return max(bucket.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
+	return max(delay.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
 }
 
 // sealDue returns the frame-clock position at which, under the adaptive

@@ -69,7 +69,7 @@ func play(ctx context.Context, host *peer.Host, join []peer.AddrInfo, players, f
 		Host:   host,
 		Params: peer.SessionParams{SessionID: "gems", Members: players, Sim: "gems", SimVersion: "1", Frames: frames},
 		Join:   join,
-		NewSim: func(s *peer.Session) lockstep.Simulation { return newGems(s.Seed.Uint64(), players) },
+		NewSim: func(s *peer.Agreement) lockstep.Simulation { return newGems(s.Seed.Uint64(), players) },
 		Input: func(bucket.Frame) [][]byte {
 			if moves.IntN(4) != 0 {
 				return nil

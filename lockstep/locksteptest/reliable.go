@@ -16,12 +16,12 @@ const (
 	// stay lost, the core's own repeats make up for them.
 	TransportDatagram = "datagram"
 	// TransportStream carries the datagrams from each member to each other
-	// over a reliable, ordered stream (see Stream): the baseline of a TCP
+	// over a reliable, ordered stream (see Reliable): the baseline of a TCP
 	// connection or one QUIC stream per pair of members.
 	TransportStream = "stream"
 )
 
-// Retransmission timeouts of the stream model (see Stream).
+// Retransmission timeouts of the stream model (see Reliable).
 const (
 	MinRTO     = 200 * time.Millisecond // floor of the timeout, as Linux's TCP
 	InitialRTO = time.Second            // before the first round trip is measured (RFC 6298)
@@ -33,8 +33,8 @@ const (
 	ClockGranularity = time.Millisecond
 )
 
-// StreamStats counts what a Stream did. Counters only grow.
-type StreamStats struct {
+// ReliableStats counts what a Reliable did. Counters only grow.
+type ReliableStats struct {
 	Segments    int64 // segments sent for the first time
 	Retransmits int64 // segments sent again after their timer fired
 	Arrivals    int64 // copies of segments that reached the receiver
@@ -44,7 +44,7 @@ type StreamStats struct {
 }
 
 // Add adds o's counters to s.
-func (s *StreamStats) Add(o StreamStats) {
+func (s *ReliableStats) Add(o ReliableStats) {
 	s.Segments += o.Segments
 	s.Retransmits += o.Retransmits
 	s.Arrivals += o.Arrivals
@@ -53,7 +53,7 @@ func (s *StreamStats) Add(o StreamStats) {
 	s.Blocked += o.Blocked
 }
 
-// Stream is one direction of a reliable, ordered stream between two members
+// Reliable is one direction of a reliable, ordered stream between two members
 // (a TCP connection, or one QUIC stream), modelled in virtual time. It is the
 // baseline Phalanx's datagrams are measured against (Config.Transport
 // TransportStream), and it does no I/O: the caller carries segments over
@@ -86,8 +86,8 @@ func (s *StreamStats) Add(o StreamStats) {
 //     dropped.
 //   - No congestion or flow control: the sender's window is unlimited.
 //
-// A Stream is not safe for concurrent use.
-type Stream struct {
+// A Reliable is not safe for concurrent use.
+type Reliable struct {
 	// Sender: segments base, base+1, ... not yet acknowledged (acked ones
 	// inside the window stay until those before them are acked too).
 	base         uint64
@@ -101,7 +101,7 @@ type Stream struct {
 	out    [][]byte // Arrive's result, handed back to free on the next call
 
 	free  [][]byte // spare buffers
-	stats StreamStats
+	stats ReliableStats
 }
 
 type segment struct {
@@ -117,11 +117,11 @@ type arrival struct {
 	ok   bool
 }
 
-// NewStream returns an empty stream.
-func NewStream() *Stream { return &Stream{} }
+// NewReliable returns an empty stream.
+func NewReliable() *Reliable { return &Reliable{} }
 
 // RTO returns the retransmission timeout a segment sent now would get.
-func (s *Stream) RTO() time.Duration {
+func (s *Reliable) RTO() time.Duration {
 	if !s.sampled {
 		return InitialRTO
 	}
@@ -130,14 +130,14 @@ func (s *Stream) RTO() time.Duration {
 
 // SRTT returns the smoothed round-trip time and its variation, both zero
 // before the first sample.
-func (s *Stream) SRTT() (srtt, rttvar time.Duration) { return s.srtt, s.rttvar }
+func (s *Reliable) SRTT() (srtt, rttvar time.Duration) { return s.srtt, s.rttvar }
 
 // Stats returns the stream's counters.
-func (s *Stream) Stats() StreamStats { return s.stats }
+func (s *Reliable) Stats() ReliableStats { return s.stats }
 
 // Send takes a copy of data as the next segment and returns its sequence
 // number. The segment is not on the wire until Transmit records it.
-func (s *Stream) Send(data []byte) (seq uint64) {
+func (s *Reliable) Send(data []byte) (seq uint64) {
 	seq = s.base + uint64(len(s.window))
 	s.window = append(s.window, segment{data: s.copyOf(data)})
 	s.stats.Segments++
@@ -148,10 +148,10 @@ func (s *Stream) Send(data []byte) (seq uint64) {
 // transmission or a retransmission) and returns the deadline of its
 // retransmission timer: at + RTO, doubled for every earlier transmission,
 // at most at + MaxRTO. It panics if seq is not an unacknowledged segment.
-func (s *Stream) Transmit(at time.Duration, seq uint64) (deadline time.Duration) {
+func (s *Reliable) Transmit(at time.Duration, seq uint64) (deadline time.Duration) {
 	seg := s.inFlight(seq)
 	if seg == nil {
-		panic(fmt.Sprintf("locksteptest: Stream.Transmit of segment %d, not in flight", seq))
+		panic(fmt.Sprintf("locksteptest: Reliable.Transmit of segment %d, not in flight", seq))
 	}
 	rto := s.RTO()
 	for range seg.tries {
@@ -170,7 +170,7 @@ func (s *Stream) Transmit(at time.Duration, seq uint64) (deadline time.Duration)
 // returns the data to transmit again (valid until the segment is
 // acknowledged) and ok true. Otherwise (acknowledged since, or a timer that
 // is no longer the segment's) ok is false.
-func (s *Stream) Expired(now time.Duration, seq uint64) (data []byte, ok bool) {
+func (s *Reliable) Expired(now time.Duration, seq uint64) (data []byte, ok bool) {
 	seg := s.inFlight(seq)
 	if seg == nil || seg.tries == 0 || seg.deadline > now {
 		return nil, false
@@ -183,7 +183,7 @@ func (s *Stream) Expired(now time.Duration, seq uint64) (data []byte, ok bool) {
 // the segment is done, and now − sent is a round-trip sample.
 // Acknowledgements of segments already acknowledged (or never sent) are
 // ignored.
-func (s *Stream) Acked(now time.Duration, seq uint64, sent time.Duration) {
+func (s *Reliable) Acked(now time.Duration, seq uint64, sent time.Duration) {
 	seg := s.inFlight(seq)
 	if seg == nil || seg.tries == 0 {
 		return
@@ -205,7 +205,7 @@ func (s *Stream) Acked(now time.Duration, seq uint64, sent time.Duration) {
 }
 
 // sample folds one round-trip measurement into SRTT and RTTVAR (RFC 6298).
-func (s *Stream) sample(r time.Duration) {
+func (s *Reliable) sample(r time.Duration) {
 	if !s.sampled {
 		s.srtt, s.rttvar, s.sampled = r, r/2, true
 		return
@@ -218,7 +218,7 @@ func (s *Stream) sample(r time.Duration) {
 	s.srtt = (7*s.srtt + r) / 8
 }
 
-func (s *Stream) inFlight(seq uint64) *segment {
+func (s *Reliable) inFlight(seq uint64) *segment {
 	if seq < s.base || seq >= s.base+uint64(len(s.window)) {
 		return nil
 	}
@@ -235,7 +235,7 @@ func (s *Stream) inFlight(seq uint64) *segment {
 // segment, else seq's and those that waited for it, in sequence. The
 // returned slices are valid until the next call of Arrive; data is copied
 // if it has to wait.
-func (s *Stream) Arrive(seq uint64, data []byte) [][]byte {
+func (s *Reliable) Arrive(seq uint64, data []byte) [][]byte {
 	for _, b := range s.out {
 		s.free = append(s.free, b[:0])
 	}
@@ -271,7 +271,7 @@ func (s *Stream) Arrive(seq uint64, data []byte) [][]byte {
 	return s.out
 }
 
-func (s *Stream) copyOf(data []byte) []byte {
+func (s *Reliable) copyOf(data []byte) []byte {
 	var b []byte
 	if n := len(s.free); n > 0 {
 		b = s.free[n-1]
@@ -280,11 +280,11 @@ func (s *Stream) copyOf(data []byte) []byte {
 	return append(b, data...)
 }
 
-// streamNet is the stream transport of a run: a Stream for each ordered pair
+// streamNet is the stream transport of a run: a Reliable for each ordered pair
 // of members, the paths their acknowledgements take, and the traffic each
 // member put on and took off the wire.
 type streamNet struct {
-	pairs [][]*Stream      // [from][to]
+	pairs [][]*Reliable    // [from][to]
 	acks  [][]*netsim.Link // [from][to]: the path of to's acknowledgements back to from
 	sent  []wireCount      // per member, every transmission, retransmissions included
 	recv  []wireCount      // per member, every copy that arrived
@@ -305,17 +305,17 @@ func newStreamNet(members int, p netsim.Profile, root *rng.PCG) *streamNet {
 		})
 	}
 	n := &streamNet{
-		pairs: make([][]*Stream, members),
+		pairs: make([][]*Reliable, members),
 		acks:  make([][]*netsim.Link, members),
 		sent:  make([]wireCount, members),
 		recv:  make([]wireCount, members),
 	}
 	for i := range members {
-		n.pairs[i] = make([]*Stream, members)
+		n.pairs[i] = make([]*Reliable, members)
 		n.acks[i] = make([]*netsim.Link, members)
 		for j := range members {
 			if j != i {
-				n.pairs[i][j] = NewStream()
+				n.pairs[i][j] = NewReliable()
 				n.acks[i][j] = netsim.NewLink(ackPath, root.Derive(fmt.Sprintf("stream acks %d->%d", j, i)))
 			}
 		}
@@ -384,16 +384,16 @@ func (h *harness) streamEvent(m *member, e *event) bool {
 }
 
 // account replaces the traffic counters of the members' stats by what went
-// on the wire, retransmissions included, and fills res.Streams.
+// on the wire, retransmissions included, and fills res.Reliable.
 func (n *streamNet) account(res *Result) {
-	res.Streams = make([]StreamStats, len(n.pairs))
+	res.Reliable = make([]ReliableStats, len(n.pairs))
 	for i := range res.Members {
 		st := &res.Members[i].Stats
 		st.Datagrams, st.BytesSent = n.sent[i].datagrams, n.sent[i].bytes
 		st.DatagramsReceived, st.BytesReceived = n.recv[i].datagrams, n.recv[i].bytes
 		for _, s := range n.pairs[i] {
 			if s != nil {
-				res.Streams[i].Add(s.Stats())
+				res.Reliable[i].Add(s.Stats())
 			}
 		}
 	}

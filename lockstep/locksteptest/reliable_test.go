@@ -16,7 +16,7 @@ import (
 const ms = time.Millisecond
 
 // sendAll puts n one-byte segments on s, transmitted 10 ms apart.
-func sendAll(t *testing.T, s *Stream, n int) {
+func sendAll(t *testing.T, s *Reliable, n int) {
 	t.Helper()
 	for i := range n {
 		seq := s.Send([]byte{byte(i)})
@@ -27,10 +27,10 @@ func sendAll(t *testing.T, s *Stream, n int) {
 	}
 }
 
-func TestStreamDeliversInOrderExactlyOnce(t *testing.T) {
+func TestReliableDeliversInOrderExactlyOnce(t *testing.T) {
 	const n = 300
 	r := rng.New(7, 7)
-	s := NewStream()
+	s := NewReliable()
 	sendAll(t, s, n)
 	// Every segment arrives once or twice, shuffled within windows of 16.
 	var arrivals []uint64
@@ -69,10 +69,10 @@ func TestStreamDeliversInOrderExactlyOnce(t *testing.T) {
 	}
 }
 
-// TestStreamHeadOfLine loses the first of four segments by hand: the three
+// TestReliableHeadOfLine loses the first of four segments by hand: the three
 // behind it wait for its retransmission, which comes after the timeout.
-func TestStreamHeadOfLine(t *testing.T) {
-	s := NewStream()
+func TestReliableHeadOfLine(t *testing.T) {
+	s := NewReliable()
 	sendAll(t, s, 4) // at 0, 10, 20, 30 ms; segment 0 is lost
 	for seq := uint64(1); seq < 4; seq++ {
 		if out := s.Arrive(seq, []byte{byte(seq)}); len(out) != 0 {
@@ -121,10 +121,10 @@ func TestStreamHeadOfLine(t *testing.T) {
 	}
 }
 
-// TestStreamRTO checks the RFC 6298 estimator with its floor and the
+// TestReliableRTO checks the RFC 6298 estimator with its floor and the
 // backoff with its ceiling.
-func TestStreamRTO(t *testing.T) {
-	s := NewStream()
+func TestReliableRTO(t *testing.T) {
+	s := NewReliable()
 	if s.RTO() != InitialRTO {
 		t.Fatalf("RTO before samples %v, want %v", s.RTO(), InitialRTO)
 	}
@@ -167,13 +167,13 @@ func TestStreamRTO(t *testing.T) {
 	}
 }
 
-func TestStreamTransmitUnknownPanics(t *testing.T) {
+func TestReliableTransmitUnknownPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
 			t.Fatal("Transmit of a segment never sent did not panic")
 		}
 	}()
-	NewStream().Transmit(0, 3)
+	NewReliable().Transmit(0, 3)
 }
 
 func runStream(t testing.TB, profile string, members, frames int, seed uint64, transport string) *Result {
@@ -230,12 +230,12 @@ func TestStreamTransportIdentical(t *testing.T) {
 			if !res.Identical {
 				t.Fatalf("not identical: first divergent frame %d", res.Diverged)
 			}
-			if len(res.Streams) != tt.members {
-				t.Fatalf("%d stream stats for %d members", len(res.Streams), tt.members)
+			if len(res.Reliable) != tt.members {
+				t.Fatalf("%d stream stats for %d members", len(res.Reliable), tt.members)
 			}
 			var retransmits int64
 			for i, m := range res.Members {
-				st := res.Streams[i]
+				st := res.Reliable[i]
 				if m.Stats.Datagrams != st.Segments+st.Retransmits {
 					t.Errorf("member %d: %d datagrams on the wire, %d segments + %d retransmissions", i, m.Stats.Datagrams, st.Segments, st.Retransmits)
 				}
@@ -262,15 +262,15 @@ func TestStreamTransparentWithoutLoss(t *testing.T) {
 			t.Fatalf("member %d: %d bytes over datagrams, %d over the stream", i, d.Members[i].Stats.BytesSent, s.Members[i].Stats.BytesSent)
 		}
 	}
-	if s.Streams[0].Retransmits != 0 || d.Streams != nil {
-		t.Fatalf("retransmissions %d on a lossless path, or stream stats %v for datagrams", s.Streams[0].Retransmits, d.Streams)
+	if s.Reliable[0].Retransmits != 0 || d.Reliable != nil {
+		t.Fatalf("retransmissions %d on a lossless path, or stream stats %v for datagrams", s.Reliable[0].Retransmits, d.Reliable)
 	}
 }
 
 func TestStreamSameSeedSameRun(t *testing.T) {
 	a := runStream(t, "bad", 3, 300, 11, TransportStream)
 	b := runStream(t, "bad", 3, 300, 11, TransportStream)
-	if !slices.Equal(a.Latencies, b.Latencies) || !slices.Equal(a.OneWay, b.OneWay) || !slices.Equal(a.Streams, b.Streams) {
+	if !slices.Equal(a.Latencies, b.Latencies) || !slices.Equal(a.OneWay, b.OneWay) || !slices.Equal(a.Reliable, b.Reliable) {
 		t.Fatal("two runs of one seed differ")
 	}
 }
@@ -283,10 +283,10 @@ func TestRunRejectsUnknownTransport(t *testing.T) {
 	}
 }
 
-// BenchmarkStreamSegment is one segment's life on a stream: sent,
+// BenchmarkReliableSegment is one segment's life on a stream: sent,
 // transmitted, arrived in order, acknowledged.
-func BenchmarkStreamSegment(b *testing.B) {
-	s := NewStream()
+func BenchmarkReliableSegment(b *testing.B) {
+	s := NewReliable()
 	data := make([]byte, 90)
 	var now time.Duration
 	b.ReportAllocs()

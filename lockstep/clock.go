@@ -20,7 +20,7 @@ func (c *Core) advanceClock(now time.Duration) {
 	if dt > 0 && pos > 0 {
 		slowest, ok := c.slowestClock(now)
 		if ok && pos-slowest > c.cfg.Frame/8 {
-			c.lag += min(dt/10, pos-slowest)
+			c.slew += min(dt/10, pos-slowest)
 			c.stats.Slewed += min(dt/10, pos-slowest)
 			pos = c.position(now)
 		}
@@ -165,7 +165,7 @@ const maxSkippedSamples = 16
 // position returns the frame-clock position at now: time since frame 0
 // began, less the slowing applied so far.
 func (c *Core) position(now time.Duration) time.Duration {
-	return now - c.cfg.Start - c.lag
+	return now - c.cfg.Start - c.slew
 }
 
 func (c *Core) slowestClock(now time.Duration) (time.Duration, bool) {

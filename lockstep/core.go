@@ -70,7 +70,7 @@ type Core struct {
 
 	epoch    time.Duration // time of NewCore; Sent timestamps count from it
 	lastNow  time.Duration
-	lag      time.Duration // how far the frame clock has been slowed in total
+	slew     time.Duration // how far the frame clock has been slowed in total
 	frame    bucket.Frame  // frame clock: the newest frame whose time has come
 	executed bucket.Frame  // newest frame stepped
 	stalled  bucket.Frame  // newest frame counted as a stall

@@ -34,7 +34,7 @@ func newGems(seed uint64, players int) *gems {
 	for p := range g.pos {
 		g.pos[p] = p * ring / players
 	}
-	g.gem = g.r.Intn(ring)
+	g.gem = g.r.IntN(ring)
 	return g
 }
 
@@ -47,7 +47,7 @@ func (g *gems) Step(_ bucket.Frame, cmds []bucket.Command) {
 		g.pos[p] = ((g.pos[p]+int(int8(c.Payload[0])))%ring + ring) % ring
 		if g.pos[p] == g.gem {
 			g.score[p]++
-			g.gem = g.r.Intn(ring)
+			g.gem = g.r.IntN(ring)
 		}
 	}
 }

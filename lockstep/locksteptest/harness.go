@@ -172,7 +172,7 @@ func Run(cfg Config) (*Result, error) {
 		for ; nextCmdFrame <= upTo && cfg.Commands != nil; nextCmdFrame++ {
 			for _, m := range h.members {
 				for _, c := range cfg.Commands(m.slot, nextCmdFrame) {
-					at := time.Duration(nextCmdFrame)*frame + time.Duration(submits.Uint64n(uint64(frame)))
+					at := time.Duration(nextCmdFrame)*frame + time.Duration(submits.Uint64N(uint64(frame)))
 					e := h.newEvent()
 					e.at, e.kind, e.to, e.data = at, evSubmit, m.slot, c
 					h.push(e)

@@ -37,7 +37,7 @@ func TestReliableDeliversInOrderExactlyOnce(t *testing.T) {
 	dups := 0
 	for i := range uint64(n) {
 		arrivals = append(arrivals, i)
-		if r.Intn(5) == 0 {
+		if r.IntN(5) == 0 {
 			arrivals = append(arrivals, i)
 			dups++
 		}
@@ -45,7 +45,7 @@ func TestReliableDeliversInOrderExactlyOnce(t *testing.T) {
 	for lo := 0; lo < len(arrivals); lo += 16 {
 		w := arrivals[lo:min(lo+16, len(arrivals))]
 		for i := len(w) - 1; i > 0; i-- {
-			j := r.Intn(i + 1)
+			j := r.IntN(i + 1)
 			w[i], w[j] = w[j], w[i]
 		}
 	}

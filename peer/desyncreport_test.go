@@ -54,7 +54,7 @@ func TestDesyncReports(t *testing.T) {
 	for i := range 2 {
 		cfg := MemberConfig{
 			Host: hosts[i], Params: params, Join: othersOf(hosts, i),
-			NewSim: func(s *Session) lockstep.Simulation { return &parted{bent: s.Self == 1} },
+			NewSim: func(s *Agreement) lockstep.Simulation { return &parted{bent: s.Self == 1} },
 			Input:  func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
 			Logger: testLogger(),
 		}

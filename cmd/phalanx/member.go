@@ -240,7 +240,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	run := &memberRun{mf: mf, res: res, stdout: stdout, batch: memberMsg{Type: "cmds"}}
 	// The game is built anew from the seed the members agreed on, so no
 	// member chose it.
-	game := func(s *peer.Session) *game {
+	game := func(s *peer.Agreement) *game {
 		g, err := newGame(mf.sim, mf.peers, s.Seed.Uint64())
 		if err != nil {
 			panic(err) // the same game with another seed was built above
@@ -256,7 +256,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		Join:         others,
 		MDNS:         mf.mdns,
 		LobbyTimeout: mf.lobbyTimeout,
-		NewSim: func(s *peer.Session) lockstep.Simulation {
+		NewSim: func(s *peer.Agreement) lockstep.Simulation {
 			run.started(s, game(s))
 			sim := run.g.newSim(s.Self)
 			run.sim = sim // used only on the stepping goroutine
@@ -275,7 +275,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		Logger: logger,
 	}
 	if mf.record != "" {
-		cfg.Record = &peer.Recording{Dir: mf.record, SimConfig: func(s *peer.Session) []byte { return game(s).config }}
+		cfg.Record = &peer.Recording{Dir: mf.record, SimConfig: func(s *peer.Agreement) []byte { return game(s).config }}
 	}
 	if err := run.startView(stdin, stdout, stderr); err != nil {
 		return res, err

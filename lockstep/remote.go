@@ -79,6 +79,13 @@ type remote struct {
 	leaveNum   uint16
 	leaveHeard bool
 
+	// Its admissions entries (admit.go), and on a joiner, the number of
+	// the datagram that told us where its commands for us start.
+	admMask  uint64
+	adm      [bucket.MaxMembers]wire.Admission
+	started  bool
+	startNum uint16
+
 	// Its membership view (faults.go).
 	hasView bool
 	mask    uint64

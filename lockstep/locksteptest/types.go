@@ -71,6 +71,20 @@ type Config struct {
 	// plots: memory that grows with the run. Unset, a run keeps only
 	// their bounded sketches (Result.LatencyPercentile, OneWayPercentile).
 	KeepSamples bool
+	// Open is the set of slots (bit i: slot i) that are empty when the
+	// run begins: a FaultJoin brings a member into one.
+	Open uint64
+	// CheckpointEvery is how often, in frames, every member saves its
+	// simulation (lockstep.Snapshotter) for joiners to load; 0 or a
+	// simulation without the interface: joiners step every bucket from
+	// frame 0.
+	CheckpointEvery int
+	// CatchupRate is the bytes per second one member serves a joiner's
+	// catch-up at (default 1 MiB/s), on a transfer of its own beside the
+	// datagrams; at most CatchupServers members (default 3) serve one
+	// joiner, each a share.
+	CatchupRate    int
+	CatchupServers int
 	// Transport carries the cores' datagrams: "" or TransportDatagram, one
 	// unreliable datagram each; TransportStream, a reliable ordered stream
 	// per ordered pair of members (see Stream), whose retransmissions count
@@ -90,6 +104,8 @@ const (
 	FaultFreeze                         // the member does nothing for Duration (what it is sent meanwhile is lost), then resumes
 	FaultMute                           // the member keeps talking but its seal stops: its datagrams carry the seal it had then, and none of its later commands
 	FaultStorm                          // every datagram is lost with probability Loss for Duration
+	FaultRejoin                         // the member, killed or stopped before, comes back with the same slot and key and a new core (catchup.go)
+	FaultJoin                           // a new member takes slot Slot, open since the start (Config.Open)
 )
 
 // Fault is one fault injected into a run.
@@ -122,8 +138,11 @@ type Result struct {
 	// of the same samples either way.
 	Latencies []time.Duration
 	OneWay    []time.Duration
-	Lost      int64         // datagrams the network lost or dropped
-	Streams   []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
+	Lost      int64 // datagrams the network lost or dropped
+	// Admissions are the rejoins and late joins, in the order they were
+	// requested.
+	Admissions []Admission
+	Streams    []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
 
 	latency, oneWay quantile.Sketch // nanoseconds
 }
@@ -184,3 +203,18 @@ type Member struct {
 
 // ErrTimeout is returned when the run does not finish within MaxTime.
 var ErrTimeout = errors.New("locksteptest: run did not finish in time")
+
+// Admission is one member's rejoin or late join in a run.
+type Admission struct {
+	Slot           bucket.Slot
+	Kind           string        // "rejoin" or "late"
+	RequestedFrame bucket.Frame  // the frame (by the wall clock) at which it asked
+	AdmittedFrame  bucket.Frame  // the frame it counts from, or -1 if never admitted
+	Snapshot       bucket.Frame  // the checkpoint it loaded, or -1 (it stepped every bucket from frame 0)
+	CatchupFrames  int           // frames it stepped to catch up: from the checkpoint (or frame 0) to the admission frame and those that went live meanwhile
+	Transfer       time.Duration // virtual time from its admission until the checkpoint and buckets were in (the transfer model)
+	Resimulate     time.Duration // wall-clock time this machine took to restore the checkpoint and step the catch-up frames
+	Bytes          int64         // bytes of checkpoint and buckets transferred
+	Servers        int           // members that served the transfer
+	Verified       bool          // the loaded checkpoint's state hash matched the one the members vouched for
+}

@@ -266,6 +266,9 @@ func Run(cfg Config) (*Result, error) {
 				continue
 			}
 		case evSubmit:
+			if m.catching {
+				break // its player plays once its game has caught up
+			}
 			if _, err := m.core.Submit(h.now, e.data); err != nil {
 				if !errors.Is(err, lockstep.ErrClosed) {
 					m.fail(err)

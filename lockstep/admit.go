@@ -47,8 +47,10 @@ type admissions struct {
 	proposal [bucket.MaxMembers]bucket.Frame
 	asked    [bucket.MaxMembers]time.Duration // when the joiner last asked us
 
-	// Admissions we agreed on, named in our datagrams until announceTo.
+	// Admissions we agreed on, named in our datagrams until announceTo;
+	// ever, every slot we admitted (frame holds its latest admission).
 	announce   uint64
+	ever       uint64
 	frame      [bucket.MaxMembers]bucket.Frame
 	start      [bucket.MaxMembers]uint32
 	dropped    [bucket.MaxMembers]uint64
@@ -119,12 +121,21 @@ func (c *Core) startAdmission(m bucket.Slot) {
 	p := max(c.frame, c.executed) + bucket.Frame(c.cfg.AdmitMargin)
 	for f := c.finalized &^ (1 << m); f != 0; f &= f - 1 {
 		if last := c.table.Closed(bucket.Slot(bits.TrailingZeros64(f))); last != bucket.NoFrame {
-			p = max(p, last+1)
+			p = max(p, last+2) // a view's Last below p-1 names an earlier incarnation (staleView)
 		}
 	}
 	c.adm.pending |= 1 << m
 	c.adm.proposal[m] = p
 	c.cfg.Logger.Info("lockstep: admitting a member", "member", m, "proposal", p)
+}
+
+// staleView reports whether a membership view's entry v of member m, which
+// we listen to, is about m's earlier incarnation: a member that has not
+// admitted m yet still names its old drop, whose last frame lies at least
+// two frames before the admission frame. A drop of the new incarnation
+// names a last frame from the admission frame - 1 on (or none yet).
+func (c *Core) staleView(m bucket.Slot, v wire.MemberView) bool {
+	return c.adm.ever&(1<<m) != 0 && v.Last != wire.Unknown && v.Last < c.adm.frame[m]-1
 }
 
 // onJoinRequest handles a datagram from slot from that asks to be admitted:
@@ -237,6 +248,7 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	r.urgent, r.urgentAt = true, now
 	c.peers[m] = r
 	c.adm.announce |= bit
+	c.adm.ever |= bit
 	c.adm.frame[m], c.adm.start[m], c.adm.dropped[m] = at, own.Next(), c.finalized
 	c.adm.announceTo[m] = now + admitAnnounce*c.cfg.DropTimeout
 	if c.suspected&^c.finalized == 0 {

@@ -190,7 +190,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		return 2
 	}
-	g, err := newGame(f.sim, f.peers, f.seed)
+	g, err := newGame(f.sim, ff.members(f.peers), f.seed)
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		return 2
@@ -206,6 +206,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	hc := f.harnessConfig(profile, g)
 	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
+	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
 	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)
 	recErr := rec.finish()
@@ -280,6 +281,7 @@ type report struct {
 	// against identical.
 	Stopped    []stopped    `json:"stopped"`
 	Events     []event      `json:"events"`
+	Admissions []admission  `json:"admissions"`
 	Sides      []side       `json:"sides,omitempty"`
 	Reckon     reckonReport `json:"reckon,omitempty"`
 	Commands   int          `json:"commands"`
@@ -359,6 +361,7 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 		r.FinalHash = fmt.Sprintf("%016x", res.Members[res.Groups[0][0]].FinalHash)
 	}
 	r.Events = []event{}
+	r.Admissions = admissionsOf(res)
 	r.Stopped = []stopped{}
 	for _, m := range res.Members {
 		if st, ok := stoppedOf(int(m.Slot), m.Events, m.Stopped); ok {
@@ -391,7 +394,7 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	}
 	var stalls, up, down, dgrams, signed, verified int64
 	for _, m := range res.Members {
-		if m.Killed {
+		if m.Killed || m.Open {
 			continue
 		}
 		signed += m.Stats.StatementsSigned
@@ -466,5 +469,6 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(w, "  cursors (dead reckoning, %-9s): %.2f updates/s, error mean %.3f p99 %.3f, largest jump %.3f\n", m, mt.UpdatesPerS, mt.ErrorMean, mt.ErrorP99, mt.MaxJump)
 		}
 	}
+	r.printAdmissions(w)
 	fmt.Fprintf(w, "%s; final hash %s\n", verdict, r.FinalHash)
 }

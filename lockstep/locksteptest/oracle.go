@@ -42,7 +42,7 @@ func (h *harness) finish() {
 	}
 	for _, m := range h.members {
 		h.res.Members = append(h.res.Members, Member{
-			Slot: m.slot, Killed: m.killed, Left: m.left, Stopped: m.core.Err(), Frozen: m.wasFrozen, MaxWait: m.maxWait, PeakHeld: m.peakHeld,
+			Slot: m.slot, Killed: m.killed, Left: m.left, Open: m.open, Stopped: m.core.Err(), Frozen: m.wasFrozen, MaxWait: m.maxWait, PeakHeld: m.peakHeld,
 			Stepped: m.stepped, FinalHash: m.final,
 			Stats: m.core.Stats(), Events: m.events, Errors: m.errs,
 		})

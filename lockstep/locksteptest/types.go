@@ -186,6 +186,7 @@ type Member struct {
 	Killed   bool
 	Left     bool
 	Frozen   bool // it was frozen at some point (FaultFreeze)
+	Open     bool // its slot stayed open: nobody joined it (Config.Open)
 	PeakHeld int  // the most payload bytes of the others' commands it held (Core.Held, sampled every ten frames, buffered ones counted at Config.MaxCommandSize)
 	// MaxWait is the longest it went without stepping a frame after frame
 	// 0, until it finished or stopped, counting each wait from the later of

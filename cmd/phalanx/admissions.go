@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
+)
+
+// admission is one rejoin or late join in the JSON of the contract. The
+// catch-up of a member runs from its admission (when it learned the frame
+// it counts from) until its game stepped every frame up to it: the
+// transfer of checkpoint and buckets in virtual time (the harness's model,
+// TransferMS), then restoring and re-simulating on this machine's clock
+// (ResimulateMS); CatchupMS is their sum.
+type admission struct {
+	Slot           int     `json:"slot"`
+	Kind           string  `json:"kind"` // rejoin or late
+	RequestedFrame int64   `json:"requested_frame"`
+	AdmittedFrame  int64   `json:"admitted_frame"`
+	CatchupFrames  int     `json:"catchup_frames"`
+	CatchupMS      float64 `json:"catchup_ms"`
+	BytesReceived  int64   `json:"bytes_received"`
+	SnapshotFrame  int64   `json:"snapshot_frame"` // the checkpoint loaded, or -1: every frame from 0 re-simulated
+	Verified       bool    `json:"snapshot_verified"`
+	TransferMS     float64 `json:"transfer_ms"`
+	ResimulateMS   float64 `json:"resimulate_ms"`
+	Servers        int     `json:"servers"`
+}
+
+// admissionsOf returns the run's admissions for the report.
+func admissionsOf(res *locksteptest.Result) []admission {
+	out := []admission{}
+	for _, a := range res.Admissions {
+		out = append(out, admission{
+			Slot: int(a.Slot), Kind: a.Kind, RequestedFrame: int64(a.RequestedFrame), AdmittedFrame: int64(a.AdmittedFrame),
+			CatchupFrames: a.CatchupFrames, CatchupMS: ms(a.Transfer + a.Resimulate), BytesReceived: a.Bytes,
+			SnapshotFrame: int64(a.Snapshot), Verified: a.Verified, TransferMS: ms(a.Transfer), ResimulateMS: ms(a.Resimulate), Servers: a.Servers,
+		})
+	}
+	return out
+}
+
+// printAdmissions prints one line per admission.
+func (r *report) printAdmissions(w io.Writer) {
+	for _, a := range r.Admissions {
+		from := "every frame from 0"
+		if a.SnapshotFrame >= 0 {
+			from = fmt.Sprintf("the checkpoint of frame %d (hash verified: %v)", a.SnapshotFrame, a.Verified)
+		}
+		fmt.Fprintf(w, "  %s of member %d asked at frame %d, admitted at frame %d: caught up in %.0f ms (transfer %.0f ms, re-simulation %.0f ms) from %s, %d frames, %d bytes from %d members\n",
+			a.Kind, a.Slot, a.RequestedFrame, a.AdmittedFrame, a.CatchupMS, a.TransferMS, a.ResimulateMS, from, a.CatchupFrames, a.BytesReceived, a.Servers)
+	}
+}

@@ -27,8 +27,8 @@ import (
 // count and frames wait for its seal; before A nothing of it counts.
 //
 // Each member then tells the joiner A, the sequence number of its own first
-// command the joiner gets (its Next when it agreed: the joiner takes the
-// buckets before A from elsewhere, see Catch-up in docs/architecture.md)
+// command stamped at or after A (the joiner takes the buckets before A from
+// elsewhere, see docs/architecture.md, "Rejoins and late joins")
 // and the drops it agreed on. The joiner aligns its frame clock with the
 // member's, takes A-1 as its executed frame and seals frames from A on at
 // once: the others never wait for it while its game catches up.
@@ -118,15 +118,10 @@ func (c *Core) startAdmission(m bucket.Slot) {
 	if c.adm.pending&(1<<m) != 0 || !c.admissible(m) || c.leaving {
 		return
 	}
-	p := max(c.frame, c.executed) + bucket.Frame(c.cfg.AdmitMargin)
-	for f := c.finalized &^ (1 << m); f != 0; f &= f - 1 {
-		if last := c.table.Closed(bucket.Slot(bits.TrailingZeros64(f))); last != bucket.NoFrame {
-			p = max(p, last+2) // a view's Last below p-1 names an earlier incarnation (staleView)
-		}
-	}
 	c.adm.pending |= 1 << m
-	c.adm.proposal[m] = p
-	c.cfg.Logger.Info("lockstep: admitting a member", "member", m, "proposal", p)
+	c.adm.proposal[m] = max(c.frame, c.executed) + bucket.Frame(c.cfg.AdmitMargin)
+	c.settleProposals()
+	c.cfg.Logger.Info("lockstep: admitting a member", "member", m, "proposal", c.adm.proposal[m])
 }
 
 // staleView reports whether a membership view's entry v of member m, which
@@ -136,6 +131,29 @@ func (c *Core) startAdmission(m bucket.Slot) {
 // names a last frame from the admission frame - 1 on (or none yet).
 func (c *Core) staleView(m bucket.Slot, v wire.MemberView) bool {
 	return c.adm.ever&(1<<m) != 0 && v.Last != wire.Unknown && v.Last < c.adm.frame[m]-1
+}
+
+// settled reports whether no drop is pending here.
+func (c *Core) settled() bool { return c.suspected&^c.finalized == 0 }
+
+// settleProposals raises our proposals, once no drop is pending, past the
+// last frame of every drop we agreed on, so that the joiner, which holds
+// none of a dropped member's commands, never needs one (and a view's Last
+// below the admission frame - 1 names an earlier incarnation, staleView).
+// A proposal rises only while our entries are not settled, so no member
+// agreed on it yet.
+func (c *Core) settleProposals() {
+	if !c.settled() {
+		return
+	}
+	for p := c.adm.pending; p != 0; p &= p - 1 {
+		m := bits.TrailingZeros64(p)
+		for f := c.finalized &^ (1 << m); f != 0; f &= f - 1 {
+			if last := c.table.Closed(bucket.Slot(bits.TrailingZeros64(f))); last != bucket.NoFrame {
+				c.adm.proposal[m] = max(c.adm.proposal[m], last+2)
+			}
+		}
+	}
 }
 
 // onJoinRequest handles a datagram from slot from that asks to be admitted:
@@ -201,9 +219,10 @@ func (c *Core) admissionCandidate(m bucket.Slot) bucket.Frame {
 // on. Admissions wait while a drop is pending: the joiner must know whom
 // not to wait for.
 func (c *Core) agreeAdmissions(now time.Duration) {
-	if c.suspected&^c.finalized != 0 {
+	if !c.settled() {
 		return
 	}
+	c.settleProposals()
 	for p := c.adm.pending; p != 0; p &= p - 1 {
 		m := bucket.Slot(bits.TrailingZeros64(p))
 		cand := c.admissionCandidate(m)
@@ -212,7 +231,7 @@ func (c *Core) agreeAdmissions(now time.Duration) {
 		}
 		agreed := true
 		for _, r := range c.peers {
-			if r != nil && c.live(r.slot) && (r.mask != c.suspected || r.adm[m].Frame != cand) {
+			if r != nil && c.live(r.slot) && (r.mask != c.suspected || r.adm[m].Frame != cand || r.adm[m].Flags&wire.AdmitSettled == 0) {
 				agreed = false
 				break
 			}
@@ -240,16 +259,21 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	c.table.Stream(m).Reset(0, at-1)
 	c.table.Reopen(m)
 	c.chains[m] = chainState{}
+	// The joiner gets our commands from the first stamped at or after the
+	// admission frame (we may have stamped some already, and keep them
+	// until executed): the ones before are in the buckets it catches up
+	// from.
 	own := c.table.Stream(c.self)
+	first := seqAfter(own, at-1)
 	r := newRemote(m, at-1)
-	r.acked, r.ackedSeal = own.Next(), -1
+	r.acked, r.ackedSeal = first, -1
 	r.heard, r.heardPos, r.lastRecv = true, c.position(now), now
 	r.sealMovedAt, r.nextMovedAt = now, now
 	r.urgent, r.urgentAt = true, now
 	c.peers[m] = r
 	c.adm.announce |= bit
 	c.adm.ever |= bit
-	c.adm.frame[m], c.adm.start[m], c.adm.dropped[m] = at, own.Next(), c.finalized
+	c.adm.frame[m], c.adm.start[m], c.adm.dropped[m] = at, first, c.finalized
 	c.adm.announceTo[m] = now + admitAnnounce*c.cfg.DropTimeout
 	if c.suspected&^c.finalized == 0 {
 		c.before = c.liveMask()
@@ -272,6 +296,9 @@ func (c *Core) admissionsView(now time.Duration, p *wire.Packet, r *remote) {
 		}
 		switch {
 		case c.adm.pending&bit != 0:
+			if c.settled() {
+				flags |= wire.AdmitSettled
+			}
 			as = append(as, wire.Admission{Slot: m, Flags: flags, Proposal: c.adm.proposal[s], Frame: c.admissionCandidate(m)})
 		case c.adm.announce&bit != 0 && now < c.adm.announceTo[s]:
 			at := c.adm.frame[s]

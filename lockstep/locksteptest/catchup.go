@@ -144,7 +144,7 @@ func (h *harness) join(f Fault) {
 	m.core, m.sim = core, h.cfg.NewSim(f.Slot)
 	m.killed, m.stopped, m.left, m.open = false, false, false, false
 	m.muted, m.frozen = false, 0
-	m.catching, m.transfer = true, false
+	m.catching, m.transfer, m.stallsAt = true, false, -1
 	m.pendingLive = m.pendingLive[:0]
 	// Its earlier incarnation's commands that never ran everywhere are
 	// forgotten: the new one numbers its commands from 0 again.
@@ -277,6 +277,20 @@ func (h *harness) catchup(m *member) {
 	clear(m.pendingLive)
 	m.pendingLive = m.pendingLive[:0]
 	ad.Resimulate = time.Since(start)
+}
+
+// stallWindow counts m's stalls over Config.StallFrom..StallTo as it
+// steps frame f.
+func (h *harness) stallWindow(m *member, f bucket.Frame) {
+	switch f {
+	case h.cfg.StallFrom:
+		m.stallsAt = m.core.Stats().Stalls
+	case h.cfg.StallTo:
+		if m.stallsAt >= 0 {
+			h.res.WindowStalls += m.core.Stats().Stalls - m.stallsAt
+			h.res.WindowFrames += int64(h.cfg.StallTo - h.cfg.StallFrom)
+		}
+	}
 }
 
 // executedBy marks the commands of b executed by member m.

@@ -51,6 +51,7 @@ type member struct {
 	admittedAt  time.Duration
 	pendingLive []lockstep.Bucket // the live buckets emitted while it catches up: bounded by the catch-up's length
 	admission   int
+	stallsAt    int64 // its stalls when it stepped Config.StallFrom, or -1
 }
 
 func (m *member) active() bool { return !m.killed && !m.left && !m.stopped && !m.open }
@@ -168,7 +169,7 @@ func Run(cfg Config) (*Result, error) {
 			return nil, err
 		}
 		h.coreCfg = append(h.coreCfg, cc)
-		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), uplink: netsim.NewUplink(cfg.Profile), stepped: -1, open: cfg.Open&(1<<slot) != 0}
+		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), uplink: netsim.NewUplink(cfg.Profile), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1}
 		m.links = make([]*netsim.Link, cfg.Members)
 		for j := range cfg.Members {
 			if j != i {
@@ -377,6 +378,9 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 	state := m.sim.Hash()
 	h.history.step(m.slot, b.Frame, frameHashes{input: input, state: state})
 	h.keep(m, b, state)
+	if h.cfg.StallTo > 0 {
+		h.stallWindow(m, b.Frame)
+	}
 	m.sections = m.sections[:0]
 	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
 		m.sections = sh.SectionHashes(m.sections)

@@ -85,6 +85,10 @@ type Config struct {
 	// joiner, each a share.
 	CatchupRate    int
 	CatchupServers int
+	// StallFrom and StallTo, when StallTo is positive, set a window of
+	// frames over which Result.WindowStalls counts the stalls of the
+	// members that step both ends of it (a joiner's own catch-up aside).
+	StallFrom, StallTo bucket.Frame
 	// Transport carries the cores' datagrams: "" or TransportDatagram, one
 	// unreliable datagram each; TransportStream, a reliable ordered stream
 	// per ordered pair of members (see Stream), whose retransmissions count
@@ -142,7 +146,11 @@ type Result struct {
 	// Admissions are the rejoins and late joins, in the order they were
 	// requested.
 	Admissions []Admission
-	Streams    []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
+	// WindowStalls are the stalls (lockstep.Stats.Stalls) of the members
+	// that stepped frames Config.StallFrom to StallTo while they did, and
+	// WindowFrames those frames summed over the same members.
+	WindowStalls, WindowFrames int64
+	Streams                    []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
 
 	latency, oneWay quantile.Sketch // nanoseconds
 }

@@ -20,8 +20,12 @@ const (
 	AdmitFinal = 1 << 1
 	// AdmitLate: the slot was open when the session began (a late join),
 	// not a member dropped before (a rejoin).
-	AdmitLate       = 1 << 2
-	admitFlagsKnown = AdmitRequest | AdmitFinal | AdmitLate
+	AdmitLate = 1 << 2
+	// AdmitSettled: the sender has no drop pending, and its Proposal
+	// already lies two frames past the last frame of every drop it agreed
+	// on. An admission is agreed only on settled entries.
+	AdmitSettled    = 1 << 3
+	admitFlagsKnown = AdmitRequest | AdmitFinal | AdmitLate | AdmitSettled
 )
 
 // MaxAdmissions bounds the entries of one admissions block.

@@ -197,7 +197,9 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	}
 	var rec *recorder
 	if f.record != "" {
-		if rec, err = newRecorder(f.record, &f, g); err != nil {
+		all := f // open slots have replays too
+		all.peers = ff.members(f.peers)
+		if rec, err = newRecorder(f.record, &all, g); err != nil {
 			fmt.Fprintln(stderr, "phalanx sim: --record:", err)
 			return 1
 		}

@@ -88,8 +88,8 @@ type Reader struct {
 	// restart is, per slot, the frame from which its sequence numbers
 	// count from 0 again (an admission, ChangeRejoin or ChangeJoin), or -1.
 	restart []bucket.Frame
-	names  []string
-	ended  bool
+	names   []string
+	ended   bool
 
 	rec  Record
 	cmds []bucket.Command

@@ -40,14 +40,14 @@ type Writer struct {
 	// payload, out and zbuf hold one chunk: flushFrames frames' records
 	// or about softChunkSize bytes, then it is written out and they are
 	// reused.
-	payload     []byte       // the open chunk's records; empty when no chunk is open
-	out         []byte       // the chunk being written
-	next        bucket.Frame // the next frame to record
-	written     bucket.Frame // frames encoded into chunks (the reader's cursor)
-	chunkFrames int          // frames recorded since the last chunk was written
-	expect      []uint64     // each slot's next expected sequence number
+	payload     []byte         // the open chunk's records; empty when no chunk is open
+	out         []byte         // the chunk being written
+	next        bucket.Frame   // the next frame to record
+	written     bucket.Frame   // frames encoded into chunks (the reader's cursor)
+	chunkFrames int            // frames recorded since the last chunk was written
+	expect      []uint64       // each slot's next expected sequence number
 	restart     []bucket.Frame // per slot: the frame from which its sequence numbers count from 0 again (an admission), or -1
-	names       []string     // section names last recorded
+	names       []string       // section names last recorded
 	sections    []lockstep.Section
 	chunks      int
 	offset      int64 // bytes written

@@ -41,8 +41,18 @@ func admissionsOf(res *locksteptest.Result) []admission {
 	return out
 }
 
-// printAdmissions prints one line per admission.
+// printAdmissions prints one line per admission, and the spectators.
 func (r *report) printAdmissions(w io.Writer) {
+	if n := len(r.Spectators); n > 0 {
+		same, deepest := 0, 0
+		for _, s := range r.Spectators {
+			if !s.Diverged && s.FinalHash == r.FinalHash {
+				same++
+			}
+			deepest = max(deepest, s.Depth)
+		}
+		fmt.Fprintf(w, "  %d spectators, %d frames behind, trees %d deep: %d of them on the members' final hash\n", n, r.Spectators[0].DelayFrames, deepest+1, same)
+	}
 	for _, a := range r.Admissions {
 		from := "every frame from 0"
 		if a.SnapshotFrame >= 0 {
@@ -51,4 +61,27 @@ func (r *report) printAdmissions(w io.Writer) {
 		fmt.Fprintf(w, "  %s of member %d asked at frame %d, admitted at frame %d: caught up in %.0f ms (transfer %.0f ms, re-simulation %.0f ms) from %s, %d frames, %d bytes from %d members\n",
 			a.Kind, a.Slot, a.RequestedFrame, a.AdmittedFrame, a.CatchupMS, a.TransferMS, a.ResimulateMS, from, a.CatchupFrames, a.BytesReceived, a.Servers)
 	}
+}
+
+// watcher is one spectator in the JSON of the contract.
+type watcher struct {
+	FinalHash   string `json:"final_hash"`
+	DelayFrames int    `json:"delay_frames"`
+	ServedBy    string `json:"served_by"`
+	Depth       int    `json:"depth"`
+	Stepped     int64  `json:"stepped"`
+	From        int64  `json:"from_frame"`
+	Snapshot    int64  `json:"snapshot_frame"`
+	Bytes       int64  `json:"bytes_received"`
+	Diverged    bool   `json:"diverged"`
+}
+
+// spectatorsOf returns the run's spectators for the report.
+func spectatorsOf(res *locksteptest.Result) []watcher {
+	out := []watcher{}
+	for _, s := range res.Spectators {
+		out = append(out, watcher{FinalHash: fmt.Sprintf("%016x", s.FinalHash), DelayFrames: s.DelayFrames, ServedBy: s.ServedBy, Depth: s.Depth,
+			Stepped: int64(s.Stepped), From: int64(s.From), Snapshot: int64(s.Snapshot), Bytes: s.Bytes, Diverged: s.Diverged})
+	}
+	return out
 }

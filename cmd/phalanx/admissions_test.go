@@ -57,3 +57,23 @@ func TestSimRejoinAndLateJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestSimSpectators: twenty spectators two seconds behind all end on the
+// members' final hash, listed in the JSON of the contract.
+func TestSimSpectators(t *testing.T) {
+	code, out, errs := runCLI(t, "sim", "--peers", "3", "--frames", "400", "--sim", "null", "--spectators", "20", "--spectator-delay", "2s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	m := lastJSON(t, out)
+	specs, _ := m["spectators"].([]any)
+	if m["identical"] != true || len(specs) != 20 {
+		t.Fatalf("identical %v, %d spectators", m["identical"], len(specs))
+	}
+	for _, s := range specs {
+		s := s.(map[string]any)
+		if s["final_hash"] != m["final_hash"] || s["delay_frames"] != 40.0 {
+			t.Fatalf("spectator %v, members' final hash %v", s, m["final_hash"])
+		}
+	}
+}

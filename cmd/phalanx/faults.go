@@ -19,6 +19,11 @@ type faultFlags struct {
 	// joiners (catchup.go of locksteptest).
 	slots           int
 	checkpointEvery int
+	// spectators watch the run from frame spectatorsAt on,
+	// spectatorDelay behind the live frame.
+	spectators     int
+	spectatorDelay time.Duration
+	spectatorsAt   int
 }
 
 func (ff *faultFlags) register(fs *flag.FlagSet) {
@@ -53,6 +58,9 @@ func (ff *faultFlags) register(fs *flag.FlagSet) {
 	fs.Func("late", "at `SLOT@FRAME` a new member joins into that open slot (see --slots) and catches up (repeatable)", slotAt(locksteptest.FaultJoin))
 	fs.IntVar(&ff.slots, "slots", 0, "slots of the session: the --peers members start, the slots past them are open for --late joiners (0: as many as --peers)")
 	fs.IntVar(&ff.checkpointEvery, "checkpoint-every", 200, "members save their game every `N` frames for joiners to load (0: joiners re-simulate every frame from 0)")
+	fs.IntVar(&ff.spectators, "spectators", 0, "`N` spectators watch the run: they step the members' buckets, send no command and count for no seal; each member serves at most two, spectators serve the rest")
+	fs.DurationVar(&ff.spectatorDelay, "spectator-delay", 0, "spectators run this `DURATION` behind the live frame (like 2m)")
+	fs.IntVar(&ff.spectatorsAt, "spectators-at", 0, "spectators arrive at `FRAME` and catch up first (0: from the start)")
 	fs.Func("perturb", "after `SLOT@FRAME` that member's simulation state is altered, so a desync must be found (repeatable)", slotAt(locksteptest.FaultPerturb))
 	fs.Func("partition", "at `FRAME:MS` the members split into two halves for MS milliseconds (repeatable)", func(v string) error {
 		frame, ms, ok := strings.Cut(v, ":")
@@ -84,6 +92,9 @@ func (ff *faultFlags) open(peers int) uint64 {
 func (ff *faultFlags) check(peers, frames int) error {
 	if ff.slots != 0 && (ff.slots < peers || ff.slots > 64) {
 		return fmt.Errorf("--slots %d: want --peers (%d) to 64", ff.slots, peers)
+	}
+	if ff.spectators < 0 || ff.spectators > 1000 || ff.spectatorDelay < 0 || ff.spectatorsAt < 0 || ff.spectatorsAt >= frames {
+		return fmt.Errorf("--spectators %d, --spectator-delay %v, --spectators-at %d: want 0 to 1000 spectators, a delay of 0 or more, a frame within the run", ff.spectators, ff.spectatorDelay, ff.spectatorsAt)
 	}
 	if ff.checkpointEvery < 0 {
 		return fmt.Errorf("--checkpoint-every %d: want 0 or more frames", ff.checkpointEvery)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
@@ -209,6 +210,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
 	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
+	hc.Spectators, hc.SpectatorDelay, hc.SpectatorsFrom = ff.spectators, ff.spectatorDelay, bucket.Frame(ff.spectatorsAt)
 	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)
 	recErr := rec.finish()
@@ -284,6 +286,7 @@ type report struct {
 	Stopped    []stopped    `json:"stopped"`
 	Events     []event      `json:"events"`
 	Admissions []admission  `json:"admissions"`
+	Spectators []watcher    `json:"spectators"`
 	Sides      []side       `json:"sides,omitempty"`
 	Reckon     reckonReport `json:"reckon,omitempty"`
 	Commands   int          `json:"commands"`
@@ -363,7 +366,7 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 		r.FinalHash = fmt.Sprintf("%016x", res.Members[res.Groups[0][0]].FinalHash)
 	}
 	r.Events = []event{}
-	r.Admissions = admissionsOf(res)
+	r.Admissions, r.Spectators = admissionsOf(res), spectatorsOf(res)
 	r.Stopped = []stopped{}
 	for _, m := range res.Members {
 		if st, ok := stoppedOf(int(m.Slot), m.Events, m.Stopped); ok {

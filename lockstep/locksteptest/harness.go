@@ -101,7 +101,8 @@ type harness struct {
 	pkt        wire.Packet       // scratch for muting
 	streams    *streamNet        // the stream transport, or nil
 	coreCfg    []lockstep.Config // each member's core configuration, for a rejoin
-	archive    *archive          // what members serve joiners (catchup.go), with rejoin or join faults only
+	archive    *archive          // what members serve joiners (catchup.go), with rejoin or join faults or spectators only
+	specs      *spectators       // the spectators, once they joined (spectate.go)
 }
 
 // Run performs one virtual run.
@@ -138,6 +139,12 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.CatchupServers <= 0 {
 		cfg.CatchupServers = defaultCatchupServers
 	}
+	if cfg.SpectatorFanout <= 0 {
+		cfg.SpectatorFanout = defaultSpectatorFanout
+	}
+	if cfg.Spectators < 0 || cfg.Spectators > 1000 || cfg.SpectatorDelay < 0 || cfg.SpectatorsFrom < 0 {
+		return nil, fmt.Errorf("locksteptest: %d spectators, delay %v, from frame %d", cfg.Spectators, cfg.SpectatorDelay, cfg.SpectatorsFrom)
+	}
 	if cfg.Transport != "" && cfg.Transport != TransportDatagram && cfg.Transport != TransportStream {
 		return nil, fmt.Errorf("locksteptest: unknown transport %q", cfg.Transport)
 	}
@@ -146,6 +153,9 @@ func Run(cfg Config) (*Result, error) {
 		if f.Kind == FaultRejoin || f.Kind == FaultJoin {
 			h.archive = &archive{}
 		}
+	}
+	if cfg.Spectators > 0 {
+		h.archive = &archive{}
 	}
 	root := rng.SeedFromUint64(cfg.Seed).PCG()
 	if cfg.Transport == TransportStream {
@@ -212,6 +222,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	for {
 		scheduleCommands(bucket.Frame(h.now/frame) + 2)
+		if h.specs == nil && cfg.Spectators > 0 && h.now >= time.Duration(cfg.SpectatorsFrom)*frame {
+			h.addSpectators()
+		}
 		if h.done() {
 			break
 		}
@@ -226,6 +239,11 @@ func Run(cfg Config) (*Result, error) {
 		}
 		if e.kind == evFault {
 			h.inject(cfg.Faults[e.fault])
+			h.recycle(e)
+			continue
+		}
+		if e.kind == evSpectate {
+			h.spectate(int(e.gen))
 			h.recycle(e)
 			continue
 		}
@@ -291,6 +309,9 @@ func Run(cfg Config) (*Result, error) {
 }
 
 func (h *harness) done() bool {
+	if !h.spectatorsDone() {
+		return false
+	}
 	for _, m := range h.members {
 		if m.active() && m.stepped < bucket.Frame(h.cfg.Frames-1) {
 			return false
@@ -378,6 +399,7 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 	state := m.sim.Hash()
 	h.history.step(m.slot, b.Frame, frameHashes{input: input, state: state})
 	h.keep(m, b, state)
+	h.serve(m, b)
 	if h.cfg.StallTo > 0 {
 		h.stallWindow(m, b.Frame)
 	}

@@ -56,6 +56,17 @@ func (h *history) step(m bucket.Slot, f bucket.Frame, fh frameHashes) {
 	}
 }
 
+// stateOf returns the state hash after frame f of a member that stepped
+// it and still holds it in its window.
+func (h *history) stateOf(f bucket.Frame) (uint64, bool) {
+	for m, s := range h.stepped {
+		if s >= f && s-f < historyWindow {
+			return h.recent[m][int(f)%historyWindow].state, true
+		}
+	}
+	return 0, false
+}
+
 func (h *history) differ(a, b bucket.Slot, f bucket.Frame) {
 	if d := h.diff[a][b]; d < 0 || f < d {
 		h.diff[a][b], h.diff[b][a] = f, f

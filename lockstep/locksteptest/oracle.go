@@ -90,6 +90,13 @@ func (h *harness) finish() {
 			}
 		}
 	}
+	var final uint64
+	if len(h.res.Survivors) > 0 {
+		final = h.members[h.res.Survivors[0]].final
+	}
+	if !h.spectatorResults(final, len(h.res.Survivors) > 0) {
+		h.res.Identical = false
+	}
 }
 
 // Percentile returns the nearest-rank p-th percentile of ds (sorting a copy),

@@ -85,6 +85,15 @@ type Config struct {
 	// joiner, each a share.
 	CatchupRate    int
 	CatchupServers int
+	// Spectators watch the run (spectate.go): they receive the buckets the
+	// members step and step them SpectatorDelay behind the live frame (by
+	// the wall clock), from frame SpectatorsFrom on (0: the start; later,
+	// they catch up first). A member or a spectator serves at most
+	// SpectatorFanout of them (default 2).
+	Spectators      int
+	SpectatorDelay  time.Duration
+	SpectatorFanout int
+	SpectatorsFrom  bucket.Frame
 	// StallFrom and StallTo, when StallTo is positive, set a window of
 	// frames over which Result.WindowStalls counts the stalls of the
 	// members that step both ends of it (a joiner's own catch-up aside).
@@ -150,7 +159,12 @@ type Result struct {
 	// that stepped frames Config.StallFrom to StallTo while they did, and
 	// WindowFrames those frames summed over the same members.
 	WindowStalls, WindowFrames int64
-	Streams                    []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
+	// Spectators are the run's spectators; Identical covers those that
+	// stepped the last frame. SpectatorBytes is, per member slot, the bytes
+	// of buckets it sent the spectators it serves.
+	Spectators     []Spectator
+	SpectatorBytes []int64
+	Streams        []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
 
 	latency, oneWay quantile.Sketch // nanoseconds
 }
@@ -226,4 +240,18 @@ type Admission struct {
 	Bytes          int64         // bytes of checkpoint and buckets transferred
 	Servers        int           // members that served the transfer
 	Verified       bool          // the loaded checkpoint's state hash matched the one the members vouched for
+}
+
+// Spectator is one spectator of a run.
+type Spectator struct {
+	Index       int
+	ServedBy    string       // "member N" or "spectator N"
+	Depth       int          // spectators between it and the member that serves the tree it is in
+	From        bucket.Frame // the first frame it received live (before it: its catch-up)
+	Snapshot    bucket.Frame // the checkpoint it loaded, or -1
+	Stepped     bucket.Frame // the newest frame it stepped
+	FinalHash   uint64       // its state hash after the run's last frame (or the newest it stepped)
+	DelayFrames int          // Config.SpectatorDelay in frames
+	Bytes       int64        // bytes it received: catch-up and buckets
+	Diverged    bool         // its state differed from the members' at some frame, or it could not catch up
 }

@@ -190,6 +190,9 @@ func (c *Core) onAdmissions(now time.Duration, r *remote, as []wire.Admission) {
 		}
 		r.admMask |= 1 << a.Slot
 		r.adm[a.Slot] = a
+		if a.Flags&wire.AdmitLate != 0 && c.admissible(a.Slot) {
+			c.adm.late |= 1 << a.Slot // open since the start: a joiner learns it here
+		}
 		if c.adm.pending&(1<<a.Slot) == 0 {
 			c.startAdmission(a.Slot)
 		}

@@ -162,3 +162,36 @@ func TestCatchupDoesNotStallSurvivors(t *testing.T) {
 		t.Fatalf("stall rate %.4f with the rejoin, %.4f without", rate, baseRate)
 	}
 }
+
+// TestRepeatedAdmissions: a member rejoins twice and two late joiners take
+// their slots, one while the first is dead. Every member live at each
+// admission reports it, with its kind, at the same frame.
+func TestRepeatedAdmissions(t *testing.T) {
+	res := runFaults(t, "broadband", 6, 1600, 7, []Fault{
+		{Kind: FaultKill, Slot: 2, Frame: 200}, {Kind: FaultJoin, Slot: 4, Frame: 300}, {Kind: FaultRejoin, Slot: 2, Frame: 450},
+		{Kind: FaultKill, Slot: 2, Frame: 700}, {Kind: FaultJoin, Slot: 5, Frame: 800}, {Kind: FaultRejoin, Slot: 2, Frame: 950},
+	}, nil, nullSims(true), func(c *Config) { c.Open = 1<<4 | 1<<5 })
+	if !res.Identical || len(res.Survivors) != 6 || len(res.Admissions) != 4 {
+		t.Fatalf("identical %v, survivors %v, admissions %+v", res.Identical, res.Survivors, res.Admissions)
+	}
+	for _, ad := range res.Admissions {
+		typ := lockstep.EventRejoin
+		if ad.Kind == "late" {
+			typ = lockstep.EventJoin
+		}
+		seen := 0
+		for _, m := range res.Members {
+			for _, e := range m.Events {
+				if e.Member == ad.Slot && e.Frame == ad.AdmittedFrame {
+					if e.Type != typ {
+						t.Fatalf("member %d reports %v for admission %+v", m.Slot, e, ad)
+					}
+					seen++
+				}
+			}
+		}
+		if seen < 4 {
+			t.Fatalf("admission %+v reported by %d members", ad, seen)
+		}
+	}
+}

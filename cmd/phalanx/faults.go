@@ -24,6 +24,9 @@ type faultFlags struct {
 	spectators     int
 	spectatorDelay time.Duration
 	spectatorsAt   int
+	// stallFrom and stallTo, when stallTo is positive, are the window of
+	// frames whose stalls window_stall_rate counts.
+	stallFrom, stallTo int
 }
 
 func (ff *faultFlags) register(fs *flag.FlagSet) {
@@ -61,6 +64,16 @@ func (ff *faultFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&ff.spectators, "spectators", 0, "`N` spectators watch the run: they step the members' buckets, send no command and count for no seal; each member serves at most two, spectators serve the rest")
 	fs.DurationVar(&ff.spectatorDelay, "spectator-delay", 0, "spectators run this `DURATION` behind the live frame (like 2m)")
 	fs.IntVar(&ff.spectatorsAt, "spectators-at", 0, "spectators arrive at `FRAME` and catch up first (0: from the start)")
+	fs.Func("stall-window", "report in window_stall_rate the members' stalls over frames `FROM:TO` (to compare a rejoin's with the same frames of a run without it)", func(v string) error {
+		from, to, ok := strings.Cut(v, ":")
+		a, err1 := strconv.ParseUint(from, 10, 40)
+		b, err2 := strconv.ParseUint(to, 10, 40)
+		if !ok || err1 != nil || err2 != nil || b <= a {
+			return fmt.Errorf("want FROM:TO with FROM < TO, like 2500:2600")
+		}
+		ff.stallFrom, ff.stallTo = int(a), int(b)
+		return nil
+	})
 	fs.Func("perturb", "after `SLOT@FRAME` that member's simulation state is altered, so a desync must be found (repeatable)", slotAt(locksteptest.FaultPerturb))
 	fs.Func("partition", "at `FRAME:MS` the members split into two halves for MS milliseconds (repeatable)", func(v string) error {
 		frame, ms, ok := strings.Cut(v, ":")

@@ -211,6 +211,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
 	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
 	hc.Spectators, hc.SpectatorDelay, hc.SpectatorsFrom = ff.spectators, ff.spectatorDelay, bucket.Frame(ff.spectatorsAt)
+	hc.StallFrom, hc.StallTo = bucket.Frame(ff.stallFrom), bucket.Frame(ff.stallTo)
 	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)
 	recErr := rec.finish()
@@ -283,16 +284,18 @@ type report struct {
 	// Stopped lists the members that stopped by the rules: dropped by the
 	// others, or on the minority side of a split. They do not count
 	// against identical.
-	Stopped    []stopped    `json:"stopped"`
-	Events     []event      `json:"events"`
-	Admissions []admission  `json:"admissions"`
-	Spectators []watcher    `json:"spectators"`
-	Sides      []side       `json:"sides,omitempty"`
-	Reckon     reckonReport `json:"reckon,omitempty"`
-	Commands   int          `json:"commands"`
-	CPUPercent float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
-	VirtualS   float64      `json:"virtual_s"`
-	WallS      float64      `json:"wall_s"`
+	Stopped    []stopped   `json:"stopped"`
+	Events     []event     `json:"events"`
+	Admissions []admission `json:"admissions"`
+	Spectators []watcher   `json:"spectators"`
+	// WindowStallRate: the members' stalls per frame over --stall-window.
+	WindowStallRate *float64     `json:"window_stall_rate,omitempty"`
+	Sides           []side       `json:"sides,omitempty"`
+	Reckon          reckonReport `json:"reckon,omitempty"`
+	Commands        int          `json:"commands"`
+	CPUPercent      float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
+	VirtualS        float64      `json:"virtual_s"`
+	WallS           float64      `json:"wall_s"`
 }
 
 // event is one event a member saw, in the JSON of the contract.
@@ -367,6 +370,10 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	}
 	r.Events = []event{}
 	r.Admissions, r.Spectators = admissionsOf(res), spectatorsOf(res)
+	if res.WindowFrames > 0 {
+		rate := math.Round(float64(res.WindowStalls)/float64(res.WindowFrames)*1e5) / 1e5
+		r.WindowStallRate = &rate
+	}
 	r.Stopped = []stopped{}
 	for _, m := range res.Members {
 		if st, ok := stoppedOf(int(m.Slot), m.Events, m.Stopped); ok {

@@ -16,12 +16,13 @@ import (
 // (an admissions entry with AdmitRequest). A member that hears the request,
 // or hears a member it listens to name the slot in its admissions entries,
 // and for which the slot is dropped or open, proposes a frame: its own
-// frame plus Config.AdmitMargin, and past the last frame of every drop it
-// agreed on. It steps no frame at or past its proposal until the admission
-// is final. Its candidate is the largest proposal of the members it listens
+// frame plus Config.AdmitMargin, raised, once no drop is pending there
+// (its entry is then settled), past the last frame of every drop it agreed
+// on. It steps no frame at or past its proposal until the admission is
+// final. Its candidate is the largest proposal of the members it listens
 // to, known once all of them named the slot. It finalizes the admission at
 // its candidate A once every member it listens to has sent the same
-// candidate under the same suspected set, with no drop pending; or at once
+// candidate in a settled entry under the same suspected set; or at once
 // when a member it listens to says the admission is final at A (that member
 // saw our candidate, so it is ours too). From A on the member's commands
 // count and frames wait for its seal; before A nothing of it counts.
@@ -33,19 +34,18 @@ import (
 // member's, takes A-1 as its executed frame and seals frames from A on at
 // once: the others never wait for it while its game catches up.
 
-// admitAnnounce is how long a member keeps naming an admission it agreed on
-// in its datagrams: long enough for the others to agree too and for the
-// joiner to learn where each member's commands start.
+// admitAnnounce is how long, in drop timeouts, a member keeps naming an
+// admission it agreed on in its datagrams: long enough for the others to
+// agree too and for the joiner to learn where each member's commands
+// start.
 const admitAnnounce = 2
 
 // admissions is a core's part in admissions; its arrays have one entry per
 // possible slot.
 type admissions struct {
-	open     uint64 // slots open since the start, not yet joined
 	late     uint64 // slots that were open at the start
 	pending  uint64 // slots whose admission we are agreeing on
 	proposal [bucket.MaxMembers]bucket.Frame
-	asked    [bucket.MaxMembers]time.Duration // when the joiner last asked us
 
 	// Admissions we agreed on, named in our datagrams until announceTo;
 	// ever, every slot we admitted (frame holds its latest admission).
@@ -73,7 +73,7 @@ func (c *Core) initAdmissions() {
 		return
 	}
 	open := c.cfg.Open &^ (1 << c.self) & c.all
-	c.adm.open, c.adm.late = open, open
+	c.adm.late = open
 	for open != 0 {
 		s := bucket.Slot(bits.TrailingZeros64(open))
 		open &^= 1 << s
@@ -169,7 +169,6 @@ func (c *Core) onJoinRequest(now time.Duration, from bucket.Slot, p *wire.Packet
 			return true
 		}
 		c.startAdmission(from)
-		c.adm.asked[from] = now
 		if r := c.peers[from]; !c.live(from) {
 			r.replyDue = true
 		} else {
@@ -253,7 +252,6 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 		kind, detail = EventJoin, "joined late"
 	}
 	c.adm.pending &^= bit
-	c.adm.open &^= bit
 	c.suspected &^= bit
 	c.finalized &^= bit
 	c.gone &^= bit

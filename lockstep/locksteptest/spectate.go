@@ -35,10 +35,10 @@ type spectator struct {
 	depth    int // hops from the members
 	children []int
 	readyAt  time.Duration // when its catch-up is in
-	from     bucket.Frame // the first frame its parent forwards it
-	ready    bool         // caught up: it steps what arrives
-	next     bucket.Frame // the next frame to step
-	inbox    []delivery   // buckets arrived, not stepped yet: bounded by the delay's frames
+	from     bucket.Frame  // the first frame its parent forwards it
+	ready    bool          // caught up: it steps what arrives
+	next     bucket.Frame  // the next frame to step
+	inbox    []delivery    // buckets arrived, not stepped yet: bounded by the delay's frames
 	final    uint64
 	diverged bool
 	bytes    int64 // bytes received: catch-up and buckets

@@ -398,7 +398,7 @@ func (c *Core) joined(now time.Duration, r *remote, a wire.Admission, clock time
 	c.adm.admittedAt = at
 	// Our frame clock: the member's, plus the datagram's way here.
 	c.cfg.Start = now - clock - r.minRTT()/2
-	c.lag = 0
+	c.slew = 0
 	c.frame = bucket.Frame(max(c.position(now), 0) / c.cfg.Frame)
 	c.executed, c.stalled = at-1, at-1
 	c.table.Stream(c.self).Reset(0, at-1)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
 
@@ -75,10 +75,10 @@ func TestRejoinAtRandomFrames(t *testing.T) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			for _, snap := range []bool{true, false} {
 				r := rng.New(seed, 14)
-				members := 3 + int(r.Uint32n(4))
-				slot := bucket.Slot(r.Uint32n(uint32(members)))
-				kill := bucket.Frame(100 + r.Uint32n(300))
-				back := kill + 150 + bucket.Frame(r.Uint32n(300))
+				members := 3 + int(r.Uint32N(4))
+				slot := bucket.Slot(r.Uint32N(uint32(members)))
+				kill := bucket.Frame(100 + r.Uint32N(300))
+				back := kill + 150 + bucket.Frame(r.Uint32N(300))
 				t.Run(fmt.Sprintf("%s/seed%d/snap%v", profile, seed, snap), func(t *testing.T) {
 					res := runFaults(t, profile, members, 1400, seed, []Fault{{Kind: FaultKill, Slot: slot, Frame: kill}, {Kind: FaultRejoin, Slot: slot, Frame: back}}, nil, nullSims(snap))
 					ad := checkAdmitted(t, res, slot, "rejoin", snap)

@@ -9,7 +9,7 @@ import (
 	"github.com/phalanx-net/phalanx/internal/quantile"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // Config describes one virtual run.
@@ -100,7 +100,7 @@ type Config struct {
 	StallFrom, StallTo bucket.Frame
 	// Transport carries the cores' datagrams: "" or TransportDatagram, one
 	// unreliable datagram each; TransportStream, a reliable ordered stream
-	// per ordered pair of members (see Stream), whose retransmissions count
+	// per ordered pair of members (see netsim.Reliable), whose retransmissions count
 	// in the members' Stats.Datagrams and Stats.BytesSent.
 	Transport string
 }
@@ -151,7 +151,8 @@ type Result struct {
 	// of the same samples either way.
 	Latencies []time.Duration
 	OneWay    []time.Duration
-	Lost      int64 // datagrams the network lost or dropped
+	Lost      int64                  // datagrams the network lost or dropped
+	Reliable  []netsim.ReliableStats // over the stream transport: per member, its outgoing streams' counters summed
 	// Admissions are the rejoins and late joins, in the order they were
 	// requested.
 	Admissions []Admission
@@ -164,7 +165,6 @@ type Result struct {
 	// of buckets it sent the spectators it serves.
 	Spectators     []Spectator
 	SpectatorBytes []int64
-	Streams        []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
 
 	latency, oneWay quantile.Sketch // nanoseconds
 }

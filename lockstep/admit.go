@@ -179,13 +179,19 @@ func (c *Core) onJoinRequest(now time.Duration, from bucket.Slot, p *wire.Packet
 	return false
 }
 
-// onAdmissions takes in member r's admissions entries, from a datagram
+// onAdmissions takes in member r's admissions entries, from a datagram p
 // newer than any before from it.
-func (c *Core) onAdmissions(now time.Duration, r *remote, as []wire.Admission) {
+func (c *Core) onAdmissions(now time.Duration, r *remote, p *wire.Packet) {
+	if r.admitSent && p.HasEcho && int16(p.Echo.Number-r.admitNum) >= 0 {
+		r.admitHeard = true // the joiner has our final entry
+	}
 	r.admMask = 0
-	for _, a := range as {
+	for _, a := range p.Admissions {
 		if int(a.Slot) >= c.cfg.Members || a.Flags&wire.AdmitRequest != 0 {
 			continue
+		}
+		if a.Flags&wire.AdmitFinal != 0 && c.adm.ever&(1<<a.Slot) != 0 && a.Frame <= c.adm.frame[a.Slot] {
+			continue // an admission we made already, still announced
 		}
 		r.admMask |= 1 << a.Slot
 		r.adm[a.Slot] = a
@@ -267,9 +273,17 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	own := c.table.Stream(c.self)
 	first := seqAfter(own, at-1)
 	r := newRemote(m, at-1)
+	// Our datagrams to it keep their numbering: the joiner heard the ones
+	// we sent before (our answers to its requests) and takes only newer
+	// ones as news.
+	old := c.peers[m]
+	r.number, r.sentAt, r.sentNum, r.sent, r.lastSend = old.number, old.sentAt, old.sentNum, old.sent, old.lastSend
 	r.acked, r.ackedSeal = first, -1
 	r.heard, r.heardPos, r.lastRecv = true, c.position(now), now
-	r.sealMovedAt, r.nextMovedAt = now, now
+	// Its seal need not move before the admission frame comes near: its
+	// stall clock starts then.
+	r.sealMovedAt = now + max(0, time.Duration(at-c.frame)*c.cfg.Frame)
+	r.nextMovedAt = r.sealMovedAt
 	r.urgent, r.urgentAt = true, now
 	c.peers[m] = r
 	c.adm.announce |= bit
@@ -301,9 +315,14 @@ func (c *Core) admissionsView(now time.Duration, p *wire.Packet, r *remote) {
 				flags |= wire.AdmitSettled
 			}
 			as = append(as, wire.Admission{Slot: m, Flags: flags, Proposal: c.adm.proposal[s], Frame: c.admissionCandidate(m)})
-		case c.adm.announce&bit != 0 && now < c.adm.announceTo[s]:
+		case c.adm.announce&bit != 0 && (now < c.adm.announceTo[s] || r.slot == m && !r.admitHeard):
+			// The joiner itself hears it until it has shown it did: it
+			// ignores our datagrams until then.
 			at := c.adm.frame[s]
 			as = append(as, wire.Admission{Slot: m, Flags: flags | wire.AdmitFinal, Proposal: at, Frame: at, Start: c.adm.start[s], Dropped: c.adm.dropped[s]})
+			if r.slot == m && !r.admitSent {
+				r.admitSent, r.admitNum = true, r.number // this datagram's number (recordSend)
+			}
 		case c.adm.announce&bit != 0:
 			c.adm.announce &^= bit
 		}

@@ -176,7 +176,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		c.onMembership(now, r, &p.Membership)
 	}
 	if newer && c.live(from) {
-		c.onAdmissions(now, r, p.Admissions)
+		c.onAdmissions(now, r, p)
 	}
 	if p.HasRelay && c.live(from) {
 		c.onRelay(now, r, &p.Relay)

@@ -86,6 +86,12 @@ type remote struct {
 	adm      [bucket.MaxMembers]wire.Admission
 	started  bool
 	startNum uint16
+	// On a member that admitted it: the number of our first datagram to
+	// it that told it so, and whether it echoed that one or a later one
+	// (until then every datagram to it tells it).
+	admitSent  bool
+	admitNum   uint16
+	admitHeard bool
 
 	// Its membership view (faults.go).
 	hasView bool

@@ -188,19 +188,26 @@ func (h *harness) startCatchup(m *member) {
 	m.admittedAt = h.now
 	ad := &h.res.Admissions[m.admission]
 	ad.AdmittedFrame = m.core.AdmittedAt()
+	ad.Servers = min(bits.OnesCount64(h.servers(m)), h.cfg.CatchupServers)
+	h.scheduleCatchup(m, h.now)
+}
+
+// checkpointFor returns the newest checkpoint before frame at whose state
+// hash at least two live members reached (every live member, when fewer
+// than two are left), or nil.
+func (h *harness) checkpointFor(m *member, at bucket.Frame) *checkpoint {
+	if _, ok := m.sim.(lockstep.Snapshotter); !ok || h.archive == nil {
+		return nil
+	}
 	live := h.servers(m)
-	ad.Servers = min(bits.OnesCount64(live), h.cfg.CatchupServers)
 	need := min(2, bits.OnesCount64(live))
-	if _, ok := m.sim.(lockstep.Snapshotter); ok && h.archive != nil {
-		for i := len(h.archive.cps) - 1; i >= 0; i-- {
-			cp := h.archive.cps[i]
-			if cp.frame < ad.AdmittedFrame && bits.OnesCount64(cp.vouchers&live) >= need {
-				ad.Snapshot = cp.frame
-				break
-			}
+	for i := len(h.archive.cps) - 1; i >= 0; i-- {
+		cp := &h.archive.cps[i]
+		if cp.frame < at && bits.OnesCount64(cp.vouchers&live) >= need {
+			return cp
 		}
 	}
-	h.scheduleCatchup(m, h.now)
+	return nil
 }
 
 func (h *harness) scheduleCatchup(m *member, at time.Duration) {
@@ -215,22 +222,15 @@ func (h *harness) catchup(m *member) {
 	ad := &h.res.Admissions[m.admission]
 	a := h.archive
 	frame := m.core.Config().Frame
-	if a.next() < ad.AdmittedFrame || (ad.Snapshot >= 0 && a.from > ad.Snapshot+1) {
+	if a.next() < ad.AdmittedFrame {
 		// The servers have not stepped the frame before the admission yet.
 		h.scheduleCatchup(m, h.now+frame)
 		return
 	}
-	from := ad.Snapshot + 1 // first bucket to transfer
-	var cp *checkpoint
-	if ad.Snapshot >= 0 {
-		for i := range a.cps {
-			if a.cps[i].frame == ad.Snapshot {
-				cp = &a.cps[i]
-			}
-		}
-		if cp == nil { // gone while we waited: take the newest
-			ad.Snapshot, from = -1, 0
-		}
+	from := bucket.Frame(0) // first bucket to transfer
+	cp := h.checkpointFor(m, ad.AdmittedFrame)
+	if cp != nil {
+		ad.Snapshot, from = cp.frame, cp.frame+1
 	}
 	if from < a.from {
 		m.fail(fmt.Errorf("locksteptest: member %d cannot catch up: buckets from frame %d are gone", m.slot, from))
@@ -268,6 +268,7 @@ func (h *harness) catchup(m *member) {
 		h.executedBy(m, b)
 	}
 	m.sim, m.stepped = sim, ad.AdmittedFrame-1
+	h.history.joined(m.slot, ad.AdmittedFrame)
 	m.catching = false
 	ad.CatchupFrames = int(ad.AdmittedFrame-from) + len(m.pendingLive)
 	m.lastStep = h.now

@@ -37,7 +37,7 @@ func checkAdmitted(t *testing.T, res *Result, m bucket.Slot, kind string, snapsh
 		t.Fatalf("admissions %+v, want one", res.Admissions)
 	}
 	ad := res.Admissions[0]
-	if ad.Slot != m || ad.Kind != kind || ad.AdmittedFrame < 0 || ad.CatchupFrames <= 0 || ad.Bytes <= 0 {
+	if ad.Slot != m || ad.Kind != kind || ad.AdmittedFrame < 0 || ad.CatchupFrames < 0 || ad.Bytes <= 0 || !snapshots && ad.CatchupFrames < int(ad.AdmittedFrame) {
 		t.Fatalf("admission %+v", ad)
 	}
 	if snapshots != (ad.Snapshot >= 0) || snapshots != ad.Verified {

@@ -466,7 +466,10 @@ func ChangeOf(e lockstep.Event) (Change, bool) {
 }
 
 func (c Change) String() string {
-	s := fmt.Sprintf("%s of member %d at frame %d (last frame %d)", c.Kind, c.Member, c.Frame, c.LastFrame)
+	s := fmt.Sprintf("%s of member %d at frame %d", c.Kind, c.Member, c.Frame)
+	if !c.Kind.admission() {
+		s += fmt.Sprintf(" (last frame %d)", c.LastFrame)
+	}
 	if c.Detail != "" {
 		s += ": " + c.Detail
 	}

@@ -128,9 +128,11 @@ func TestLateJoinIntoEightMembers(t *testing.T) {
 	}
 }
 
-// TestStrangerIsRefused: a joiner into a slot that is neither open nor
-// dropped is never admitted, and the members play on without it.
-func TestStrangerIsRefused(t *testing.T) {
+// TestRejoinBeforeTheDropWaits: a member that comes back before the others
+// agreed on its drop is admitted once they have; and the harness refuses a
+// join into a slot that is not open. (A joiner claiming a live member's
+// slot is refused by the core: TestJoinRequestForALiveSlotIsRefused.)
+func TestRejoinBeforeTheDropWaits(t *testing.T) {
 	res := runFaults(t, "lan", 4, 800, 4, []Fault{{Kind: FaultKill, Slot: 3, Frame: 100}, {Kind: FaultRejoin, Slot: 3, Frame: 110}}, nil, nullSims(true))
 	// Frame 110 is before the drop of member 3 is agreed (a drop timeout
 	// after 100): the request waits until then, and the admission follows.

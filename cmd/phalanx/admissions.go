@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
 )
 
@@ -26,6 +27,10 @@ type admission struct {
 	TransferMS     float64 `json:"transfer_ms"`
 	ResimulateMS   float64 `json:"resimulate_ms"`
 	Servers        int     `json:"servers"`
+	// ReportedBy lists the members whose engine reported the admission
+	// (lockstep.EventRejoin or EventJoin) at AdmittedFrame: every member
+	// live then, the admitted one included.
+	ReportedBy []int `json:"reported_by"`
 }
 
 // admissionsOf returns the run's admissions for the report.
@@ -36,9 +41,24 @@ func admissionsOf(res *locksteptest.Result) []admission {
 			Slot: int(a.Slot), Kind: a.Kind, RequestedFrame: int64(a.RequestedFrame), AdmittedFrame: int64(a.AdmittedFrame),
 			CatchupFrames: a.CatchupFrames, CatchupMS: ms(a.Transfer + a.Resimulate), BytesReceived: a.Bytes,
 			SnapshotFrame: int64(a.Snapshot), Verified: a.Verified, TransferMS: ms(a.Transfer), ResimulateMS: ms(a.Resimulate), Servers: a.Servers,
+			ReportedBy: reportedBy(res, a),
 		})
 	}
 	return out
+}
+
+// reportedBy returns the members that reported admission a.
+func reportedBy(res *locksteptest.Result, a locksteptest.Admission) []int {
+	by := []int{}
+	for _, m := range res.Members {
+		for _, e := range m.Events {
+			if (e.Type == lockstep.EventRejoin || e.Type == lockstep.EventJoin) && e.Member == a.Slot && e.Frame == a.AdmittedFrame {
+				by = append(by, int(m.Slot))
+				break
+			}
+		}
+	}
+	return by
 }
 
 // printAdmissions prints one line per admission, and the spectators.
@@ -58,8 +78,8 @@ func (r *report) printAdmissions(w io.Writer) {
 		if a.SnapshotFrame >= 0 {
 			from = fmt.Sprintf("the checkpoint of frame %d (hash verified: %v)", a.SnapshotFrame, a.Verified)
 		}
-		fmt.Fprintf(w, "  %s of member %d asked at frame %d, admitted at frame %d: caught up in %.0f ms (transfer %.0f ms, re-simulation %.0f ms) from %s, %d frames, %d bytes from %d members\n",
-			a.Kind, a.Slot, a.RequestedFrame, a.AdmittedFrame, a.CatchupMS, a.TransferMS, a.ResimulateMS, from, a.CatchupFrames, a.BytesReceived, a.Servers)
+		fmt.Fprintf(w, "  %s of member %d asked at frame %d, admitted at frame %d (reported by members %v): caught up in %.0f ms (transfer %.0f ms, re-simulation %.0f ms) from %s, %d frames, %d bytes from %d members\n",
+			a.Kind, a.Slot, a.RequestedFrame, a.AdmittedFrame, a.ReportedBy, a.CatchupMS, a.TransferMS, a.ResimulateMS, from, a.CatchupFrames, a.BytesReceived, a.Servers)
 	}
 }
 

@@ -33,6 +33,9 @@ func TestSimRejoinAndLateJoin(t *testing.T) {
 			a["catchup_frames"].(float64) <= 0 || a["bytes_received"].(float64) <= 0 || a["catchup_ms"].(float64) <= 0 {
 			t.Fatalf("admission %d: %v", i, a)
 		}
+		if by := a["reported_by"].([]any); len(by) < 4 {
+			t.Fatalf("admission %d reported by %v", i, by)
+		}
 		for _, k := range []string{"requested_frame", "admitted_frame", "catchup_frames", "catchup_ms", "bytes_received"} {
 			if _, ok := a[k]; !ok {
 				t.Fatalf("admission %d lacks %q: %v", i, k, a)

@@ -382,6 +382,9 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	}
 	for _, m := range res.Members {
 		for _, e := range m.Events {
+			if e.Type == lockstep.EventRejoin || e.Type == lockstep.EventJoin {
+				continue // listed under admissions, with who reported them
+			}
 			ev := event{Observer: int(m.Slot), Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
 			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
 				last := int64(e.LastFrame)

@@ -39,6 +39,9 @@ func (m *Member) desyncReport(e lockstep.Event) {
 	}
 	rep := replay.NewReport(h, e, recorded)
 	rep.WorldFrame, rep.World = worldOf(m.drawn)
+	if sn, ok := m.drawn.(lockstep.Snapshotter); ok {
+		rep.State = sn.AppendSnapshot(nil)
+	}
 	path, err := replay.WriteReport(dir, rep)
 	if err != nil {
 		m.log.Error("peer: desync report not written", "err", err)

@@ -63,7 +63,7 @@ func TestSimDesyncReports(t *testing.T) {
 			t.Errorf("stderr does not name %s:\n%s", path, errs)
 		}
 		r := checkReport(t, path, 100, "units")
-		if r.Self != slot || r.Member != 1 || r.WorldFrame <= 100 || len(r.World) == 0 {
+		if r.Self != slot || r.Member != 1 || r.WorldFrame <= 100 || len(r.World) == 0 || len(r.State) == 0 {
 			t.Errorf("%s: written by %d naming %d, world after %d frames (%d bytes); want %d naming 1, a world past frame 100",
 				path, r.Self, r.Member, r.WorldFrame, len(r.World), slot)
 		}

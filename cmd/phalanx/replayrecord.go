@@ -137,6 +137,9 @@ func (r *recorder) report(slot bucket.Slot, e lockstep.Event) {
 			rep.WorldFrame, rep.World = sc.Frame, b
 		}
 	}
+	if sn, ok := r.sims[slot].(lockstep.Snapshotter); ok {
+		rep.State = sn.AppendSnapshot(nil)
+	}
 	path, err := replay.WriteReport(r.dir, rep)
 	if err != nil {
 		if r.err == nil {

@@ -63,6 +63,10 @@ type Report struct {
 	// give a world changed by something else): it shows what differs.
 	WorldFrame int64           `json:"world_frame,omitempty"`
 	World      json.RawMessage `json:"world,omitempty"`
+	// State is the reporting member's whole simulation state at the same
+	// moment (after WorldFrame frames), as its lockstep.Snapshotter saves
+	// it; absent for a simulation that is not one.
+	State []byte `json:"state,omitempty"`
 }
 
 // ReportSection is one section's hash in a Report, as 16 hex digits.

@@ -305,48 +305,32 @@ func Parse(b []byte, p *Packet) error {
 	if r.err != nil {
 		return r.fail("timing and seals")
 	}
+	// Each block in flag order; the first that fails ends the decoding.
+	var err error
 	if flags&flagEcho != 0 {
-		p.HasEcho = true
-		if err := p.Echo.parse(&r); err != nil {
-			return err
-		}
+		p.HasEcho, err = true, p.Echo.parse(&r)
 	}
-	if flags&flagCommands != 0 {
-		var err error
-		if p.Commands, err = r.commands(p.Seal, cmds, "command"); err != nil {
-			return err
-		}
+	if err == nil && flags&flagCommands != 0 {
+		p.Commands, err = r.commands(p.Seal, cmds, "command")
 	}
-	if flags&flagHash != 0 {
-		p.HasHash = true
-		if err := p.Hash.parse(&r); err != nil {
-			return err
-		}
+	if err == nil && flags&flagHash != 0 {
+		p.HasHash, err = true, p.Hash.parse(&r)
 	}
-	if flags&flagMembership != 0 {
-		p.HasMembership = true
-		if err := p.Membership.parse(&r, flags&flagReasons != 0); err != nil {
-			return err
-		}
+	if err == nil && flags&flagMembership != 0 {
+		p.HasMembership, err = true, p.Membership.parse(&r, flags&flagReasons != 0)
 	}
-	if flags&flagLeave != 0 {
+	if err == nil && flags&flagLeave != 0 {
 		p.HasLeave = true
-		var err error
-		if p.LeaveFrame, err = parseLeave(&r); err != nil {
-			return err
-		}
+		p.LeaveFrame, err = parseLeave(&r)
 	}
-	if flags&flagRelay != 0 {
-		p.HasRelay = true
-		if err := p.Relay.parse(&r); err != nil {
-			return err
-		}
+	if err == nil && flags&flagRelay != 0 {
+		p.HasRelay, err = true, p.Relay.parse(&r)
 	}
-	if flags&flagDetail != 0 {
-		p.HasDetail = true
-		if err := p.Detail.parse(&r); err != nil {
-			return err
-		}
+	if err == nil && flags&flagDetail != 0 {
+		p.HasDetail, err = true, p.Detail.parse(&r)
+	}
+	if err != nil {
+		return err
 	}
 	return r.parseExtensions(p)
 }

@@ -512,6 +512,7 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		HashInterval:     lockstep.DefaultHashInterval,
 		HashHistory:      lockstep.DefaultHashHistory,
 		SignInterval:     lockstep.DefaultSignInterval,
+		AdmitMargin:      lockstep.DefaultAdmitMargin,
 	}
 	if got != want {
 		t.Errorf("Config() = %+v\nwant       %+v", got, want)

@@ -273,3 +273,15 @@ func (s *Stream) AppendFrame(dst []Command, frame Frame) []Command {
 
 // Buffered returns the number of commands held past a gap.
 func (s *Stream) Buffered() int { return len(s.early) }
+
+// Reset empties the stream and starts it again at sequence number base with
+// seal seal, as a new incarnation of the member: one admitted again after
+// its drop, whose commands count from a later frame on, or one whose
+// earlier commands the holder will never need (it joined late). Everything
+// held, buffered or promised is forgotten.
+func (s *Stream) Reset(base uint32, seal Frame) {
+	clear(s.held)
+	clear(s.early)
+	s.held, s.early, s.pending = s.held[:0], s.early[:0], s.pending[:0]
+	s.base, s.seal, s.lastFrm = base, seal, -1
+}

@@ -95,6 +95,7 @@ type Packet struct {
 	// Statement about its own stream (an extension block).
 	HasStatement bool
 	Statement    Statement
+	Admissions   []Admission // the admissions extension block (admission.go); none when empty
 }
 
 // headerLen is the fixed part: kind, session, from, number, flags, next, ack.
@@ -160,6 +161,7 @@ func (p *Packet) Length() int {
 	if p.HasRelay && p.Relay.HasStatement {
 		n += statementLength(&p.Relay.Statement)
 	}
+	n += admissionsLength(p.Admissions)
 	return n
 }
 
@@ -221,6 +223,7 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 	if p.HasRelay && p.Relay.HasStatement {
 		b = appendStatement(b, tagRelayStatement, &p.Relay.Statement)
 	}
+	b = appendAdmissions(b, p.Admissions)
 	return b, nil
 }
 
@@ -256,7 +259,7 @@ func (p *Packet) checkOptional() error {
 			return err
 		}
 	}
-	return nil
+	return checkAdmissions(p.Admissions)
 }
 
 // maxFrame bounds decoded frame numbers (2^40 frames is 1,700 years at 20 Hz)
@@ -271,7 +274,7 @@ func Parse(b []byte, p *Packet) error {
 	cmds := p.Commands[:0]
 	views, relayed := p.Membership.Views[:0], p.Relay.Commands[:0]
 	detail, sections := p.Detail.Frames[:0], p.Detail.Sections[:0]
-	*p = Packet{Commands: cmds}
+	*p = Packet{Commands: cmds, Admissions: p.Admissions[:0]}
 	p.Membership.Views, p.Relay.Commands = views, relayed
 	p.Detail.Frames, p.Detail.Sections = detail, sections // keep the storage even if decoding fails
 	r := reader{b: b}

@@ -9,6 +9,7 @@
 // the header, then extension blocks. packet.go holds the header and the order
 // of the blocks; each block has a file of its own with its type, its length,
 // its encoding and its decoding (echo.go, commands.go, hash.go,
-// membership.go, leave.go, relay.go, detail.go, statement.go), and
-// primitives.go holds the integer and frame codings they share.
+// membership.go, leave.go, relay.go, detail.go, and the extension blocks in
+// statement.go and admission.go), and primitives.go holds the integer and
+// frame codings they share.
 package wire

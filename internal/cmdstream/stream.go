@@ -5,6 +5,10 @@ import (
 	"fmt"
 )
 
+// maxOutOfOrder bounds how far past the contiguous prefix a stream buffers
+// commands that arrived early.
+const maxOutOfOrder = 4096
+
 // Errors returned by Stream methods when an insertion would break the
 // stream's rules. The engine reports them as protocol violations of the
 // member that sent the command.
@@ -14,10 +18,6 @@ var (
 	ErrConflict       = errors.New("cmdstream: command differs from the one held under the same sequence number")
 	ErrTooFarAhead    = errors.New("cmdstream: sequence number too far ahead of the held prefix")
 )
-
-// maxOutOfOrder bounds how far past the contiguous prefix a stream buffers
-// commands that arrived early.
-const maxOutOfOrder = 4096
 
 // Stream is one member's command stream as one holder knows it: the
 // contiguous prefix of commands it has, a few commands that arrived past a

@@ -31,7 +31,7 @@ func (c *Core) advanceClock(now time.Duration) {
 	// to. A seal change goes out at once: it is what the others wait for.
 	own := c.table.Stream(c.self)
 	seal := c.stamp(pos) - 1
-	if c.cfg.Turns.Ahead > 0 {
+	if c.sched.turns.Ahead > 0 {
 		seal = c.turnSeal()
 	}
 	if seal > own.Seal() {
@@ -60,8 +60,8 @@ func (c *Core) advanceClock(now time.Duration) {
 // the first frame at least the lead away (bucket.StampFrame), and never the
 // current frame. Turns (turnSeal) override it.
 func (c *Core) stamp(pos time.Duration) bucket.Frame {
-	if c.cfg.FixedDelay > 0 {
-		return c.frame + bucket.Frame(c.cfg.FixedDelay)
+	if c.sched.fixed > 0 {
+		return c.frame + bucket.Frame(c.sched.fixed)
 	}
 	return max(bucket.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
 }
@@ -70,7 +70,7 @@ func (c *Core) stamp(pos time.Duration) bucket.Frame {
 // policy, our seal passes frame g: its time less the lead. ok is false with
 // a fixed delay or turns, whose seals move at frame ticks.
 func (c *Core) sealDue(g bucket.Frame) (pos time.Duration, ok bool) {
-	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+	if !c.sched.adaptive() {
 		return 0, false
 	}
 	return time.Duration(g)*c.cfg.Frame - c.lead.Duration(), true
@@ -81,10 +81,10 @@ func (c *Core) sealDue(g bucket.Frame) (pos time.Duration, ok bool) {
 // turns, whose seals move at frame ticks).
 func (c *Core) delayFrames() (int, time.Duration) {
 	switch {
-	case c.cfg.Turns.Ahead > 0:
+	case c.sched.turns.Ahead > 0:
 		return c.stats.Delay, 0
-	case c.cfg.FixedDelay > 0:
-		return c.cfg.FixedDelay, 0
+	case c.sched.fixed > 0:
+		return c.sched.fixed, 0
 	}
 	l := c.lead.Duration()
 	return int(l/c.cfg.Frame) + 1, l
@@ -101,7 +101,7 @@ func (c *Core) turnSeal() bucket.Frame {
 		c.turnStart += bucket.Frame(c.turnLen)
 		c.turnLen = c.turnLength()
 	}
-	ahead := c.cfg.Turns.Ahead * c.turnLen
+	ahead := c.sched.turns.Ahead * c.turnLen
 	c.stats.Delay = ahead
 	return c.turnStart + bucket.Frame(ahead) - 1
 }
@@ -109,8 +109,8 @@ func (c *Core) turnSeal() bucket.Frame {
 // turnLength returns the length of the next turn in frames: the configured
 // one, or the largest smoothed RTT to a live member in whole frames.
 func (c *Core) turnLength() int {
-	if c.cfg.Turns.Length > 0 {
-		return c.cfg.Turns.Length
+	if c.sched.turns.Length > 0 {
+		return c.sched.turns.Length
 	}
 	var rtt time.Duration
 	for _, r := range c.peers {
@@ -122,7 +122,7 @@ func (c *Core) turnLength() int {
 		return c.cfg.InitialDelay
 	}
 	n := int((rtt + c.cfg.Frame - 1) / c.cfg.Frame)
-	return max(1, min(n, c.cfg.MaxDelay/max(1, c.cfg.Turns.Ahead)))
+	return max(1, min(n, c.cfg.MaxDelay/max(1, c.sched.turns.Ahead)))
 }
 
 // sampleLateness records how long the news in r's datagrams took to reach
@@ -199,7 +199,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 			r.lagPeak = max(r.lagHigh, r.lagPeak-(r.lagPeak-r.lagHigh)*10*c.cfg.Frame/peakMemory)
 		}
 	}
-	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
 	}
 	if c.frame%10 == 0 {

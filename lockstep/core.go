@@ -63,7 +63,8 @@ type Core struct {
 	self   bucket.Slot
 	table  *bucket.Table // commands stamped within Window frames either side of the executed frame (see trim), a suspect's until it is dropped
 	window bucket.Window
-	lead   *bucket.Lead // the adaptive policy's lead (unused with FixedDelay or Turns)
+	sched  schedule     // Config.Policy, resolved
+	lead   *bucket.Lead // the adaptive policy's lead (unused with Fixed or Turns)
 	peers  []*remote    // indexed by slot; nil for self: Members entries of fixed size
 
 	epoch    time.Duration // time of NewCore; Sent timestamps count from it
@@ -107,7 +108,7 @@ type Core struct {
 	leaveFrame  bucket.Frame
 	leaveAtTime time.Duration
 
-	// Turns (Config.Turns): the current turn's first frame and length.
+	// Turns (Config.Policy): the current turn's first frame and length.
 	turnStart bucket.Frame
 	turnLen   int
 	left      bool
@@ -151,6 +152,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	c := &Core{
 		cfg:      cfg,
 		self:     cfg.Self,
+		sched:    scheduleOf(cfg.Policy),
 		table:    bucket.NewTable(cfg.Members, initialSeal),
 		window:   bucket.Window{Ahead: bucket.Frame(cfg.Window)},
 		peers:    make([]*remote, cfg.Members),
@@ -232,7 +234,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 	c.advanceClock(now)
 	own := c.table.Stream(c.self)
 	frame := max(c.stamp(c.position(now)), own.Seal()+1, c.executed+1)
-	if c.cfg.Turns.Ahead > 0 {
+	if c.sched.turns.Ahead > 0 {
 		frame = max(own.Seal()+1, c.executed+1) // the first frame of a later turn
 	}
 	if frame != c.ownFrame {

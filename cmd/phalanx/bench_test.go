@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/peer/netsim"
 )
 
@@ -190,7 +191,7 @@ func TestSimTransport(t *testing.T) {
 	if code, _, errs := runCLI(t, "sim", "--transport", "pigeon"); code != 2 || !strings.Contains(errs, `--transport "pigeon"`) {
 		t.Errorf("sim --transport pigeon: exit %d, %q", code, errs)
 	}
-	if d := (&runFlags{transport: "stream", frameMS: 50}).coreConfig(netsim.Profile{}).DropTimeout; d != streamDropTimeout {
-		t.Errorf("drop timeout over the stream %v, want %v", d, streamDropTimeout)
+	if d := (&runFlags{transport: "stream", frameMS: 50}).coreConfig(netsim.Profile{}).DropTimeout; d != lockstep.ReliableDropTimeout {
+		t.Errorf("drop timeout over the stream %v, want %v", d, lockstep.ReliableDropTimeout)
 	}
 }

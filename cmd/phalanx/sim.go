@@ -45,7 +45,7 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.StringVar(&f.sim, "sim", "rts", "simulation: rts (examples/rts) or null (hashes what it steps)")
 	fs.IntVar(&f.frameMS, "frame-ms", 50, "frame length in milliseconds")
 	fs.IntVar(&f.delay, "delay", 0, "stamp commands this many frames ahead instead of adapting (0: adaptive; the same as --policy fixed:N)")
-	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N")
+	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N (N frames ahead)")
 	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
 	fs.StringVar(&f.record, "record", "", "write each member's replay to `DIR`/member-N.phx (creating DIR)")
 	fs.BoolVar(&f.unsigned, "unsigned", false, "members sign nothing and check no signatures (by default each signs its command stream; the difference is the cost)")
@@ -65,7 +65,7 @@ func (f *runFlags) check() error {
 	case f.delay < 0:
 		return fmt.Errorf("--delay %d: want 0 (adaptive) or more", f.delay)
 	}
-	if _, _, err := lockstep.ParsePolicy(f.policy, time.Duration(f.frameMS)*time.Millisecond); err != nil {
+	if _, err := parsePolicy(f.policy, time.Duration(f.frameMS)*time.Millisecond); err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
 	switch f.transport {
@@ -122,24 +122,17 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 		budget = uplinkCap(p)
 	}
 	frame := time.Duration(f.frameMS) * time.Millisecond
-	fixed, turns, _ := lockstep.ParsePolicy(f.policy, frame) // checked by check
+	policy, _ := parsePolicy(f.policy, frame) // checked by check
 	if f.delay > 0 {
-		fixed = f.delay
+		policy = lockstep.Fixed{Frames: f.delay}
 	}
 	cfg := lockstep.Config{
-		Frame:      frame,
-		FixedDelay: fixed,
-		Turns:      turns,
-		Budget:     budget,
+		Frame:  frame,
+		Policy: policy,
+		Budget: budget,
 	}
 	if f.transport == locksteptest.TransportStream {
-		// A reliable stream loses nothing, it only delays: wait for it
-		// as a TCP session would, rather than drop a member stuck
-		// behind a retransmission after the datagram default of 5 s;
-		// and a second copy of each seal would only queue behind the
-		// first.
-		cfg.DropTimeout = streamDropTimeout
-		cfg.SealRepeat = -1
+		cfg = lockstep.ReliableCarrier(cfg)
 	}
 	return cfg
 }
@@ -157,10 +150,6 @@ func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
 	}
 	*c = own
 }
-
-// streamDropTimeout is how long members over the stream transport wait for
-// a silent member before dropping it.
-const streamDropTimeout = time.Minute
 
 func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("phalanx sim", flag.ContinueOnError)

@@ -73,8 +73,12 @@ type Core struct {
 	frame    bucket.Frame  // frame clock: the newest frame whose time has come
 	executed bucket.Frame  // newest frame stepped
 	stalled  bucket.Frame  // newest frame counted as a stall
-	sealAt   time.Duration // when our seal last advanced, or was due to
-	closed   bool
+	waiting  bool          // the next frame's time came and its bucket is incomplete
+	waitFrom time.Duration // since when (Stats.Stalled)
+	// when the newest frame was stepped
+	steppedAt time.Duration
+	sealAt    time.Duration // when our seal last advanced, or was due to
+	closed    bool
 
 	tokens     int64         // budget tokens in byte-nanoseconds per second
 	refilled   time.Duration // when tokens were last refilled

@@ -35,7 +35,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.agree(now)
 	c.updatePolicy(now)
 	if c.confirmed() {
-		c.execute()
+		c.execute(now)
 	}
 	c.reportDesync(now)
 	c.checkLeft(now)
@@ -61,8 +61,9 @@ func (c *Core) Ready(now time.Duration) Ready {
 }
 
 // execute collects every frame whose time has come and whose bucket is
-// complete.
-func (c *Core) execute() {
+// complete, and counts the stalls: frames whose time came before their
+// bucket was complete, and how long the frame clock waited for them.
+func (c *Core) execute(now time.Duration) {
 	for c.executed < c.frame {
 		f := c.executed + 1
 		if !c.table.Ready(f) {
@@ -70,8 +71,19 @@ func (c *Core) execute() {
 				c.stalled = f
 				c.stats.Stalls++
 			}
+			if !c.waiting {
+				// The wait began when f's time came, or when the frame
+				// before it was stepped if that was later.
+				due := now - (c.position(now) - time.Duration(f)*c.cfg.Frame)
+				c.waiting, c.waitFrom = true, max(due, c.steppedAt)
+			}
 			return
 		}
+		if c.waiting {
+			c.stats.Stalled += max(0, now-c.waitFrom)
+			c.waiting = false
+		}
+		c.steppedAt = now
 		at := len(c.cmdBuf)
 		c.bucketAt = append(c.bucketAt, at)
 		c.cmdBuf = c.table.AppendBucket(c.cmdBuf, f)

@@ -75,7 +75,7 @@ func TestBenchTiny(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range res.Runs {
 		for _, k := range []string{"policy", "transport", "profile", "peers", "latency_ms", "oneway_ms", "stall_rate",
-			"bytes_per_peer_per_s", "identical", "desyncs", "over_floor_ms", "stalled_frames", "frames"} {
+			"bytes_per_peer_per_s", "identical", "desyncs", "over_floor_ms", "stalled_frames", "stalled_ms", "stall_ms_per_min", "frames"} {
 			if _, ok := r[k]; !ok {
 				t.Errorf("run %v %v %v: missing %q", r["profile"], r["transport"], r["policy"], k)
 			}

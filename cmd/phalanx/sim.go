@@ -236,7 +236,12 @@ type report struct {
 	FinalHash string  `json:"final_hash"`
 	Desyncs   int     `json:"desyncs"`
 	StallRate float64 `json:"stall_rate"`
-	Latency   struct {
+	// StalledMS is how long the members' frame clocks waited for seals,
+	// summed over members (lockstep.Stats.Stalled); StallMSPerMin the same
+	// per member and minute of play (frames × frame length).
+	StalledMS     float64 `json:"stalled_ms"`
+	StallMSPerMin float64 `json:"stall_ms_per_min"`
+	Latency       struct {
 		P50 float64 `json:"p50"`
 		P95 float64 `json:"p95"`
 		P99 float64 `json:"p99"`
@@ -333,6 +338,14 @@ type side struct {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 
+// setStalled sets the stall time of the report: stalled, summed over
+// members members, who played frames frames of r.FrameMS.
+func (r *report) setStalled(stalled time.Duration, members, frames int) {
+	r.StalledMS = ms(stalled)
+	minutes := float64(frames) * float64(r.FrameMS) / 60000
+	r.StallMSPerMin = math.Round(r.StalledMS/float64(max(1, members))/max(minutes, 1e-9)*100) / 100
+}
+
 func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.Duration) *report {
 	r := &report{Peers: f.peers, Frames: f.frames, FrameMS: f.frameMS, Sim: f.sim, Profile: profile, Seed: f.seed}
 	r.Identical = res.Identical
@@ -379,10 +392,12 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 		}
 	}
 	var stalls, up, down, dgrams, signed, verified int64
+	var stalled time.Duration
 	for _, m := range res.Members {
 		if m.Killed {
 			continue
 		}
+		stalled += m.Stats.Stalled
 		signed += m.Stats.StatementsSigned
 		verified += m.Stats.StatementsVerified
 		stalls += m.Stats.Stalls
@@ -396,6 +411,7 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	n := float64(max(1, len(r.DelayFrames)))
 	secs := max(res.Duration.Seconds(), 1e-9)
 	r.StallRate = math.Round(float64(stalls)/n/float64(f.frames)*1e5) / 1e5
+	r.setStalled(stalled, int(n), f.frames)
 	r.Bytes.Up = math.Round(float64(up) / n / secs)
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(dgrams)/n/secs*10) / 10
@@ -444,7 +460,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "  latency submit→execution on the last member: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (%d commands)\n",
 		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Commands)
 	fmt.Fprintf(w, "  network one-way delay (the floor): p50 %.1f ms, p99 %.1f ms\n", r.OneWay.P50, r.OneWay.P99)
-	fmt.Fprintf(w, "  stall rate %.4f, delay now %v frames\n", r.StallRate, r.DelayFrames)
+	fmt.Fprintf(w, "  stall rate %.4f, stalled %.0f ms in all (%.1f ms per member-minute), delay now %v frames\n", r.StallRate, r.StalledMS, r.StallMSPerMin, r.DelayFrames)
 	fmt.Fprintf(w, "  per member: %.0f B/s up, %.0f B/s down, %.1f datagrams/s (IP, UDP and QUIC headers counted)\n", r.Bytes.Up, r.Bytes.Down, r.Datagrams)
 	if r.CPUPercent > 0 {
 		fmt.Fprintf(w, "  CPU per member process: %.1f%% of one core\n", r.CPUPercent)

@@ -152,3 +152,23 @@ func TestPolicyAdaptiveFollowsTheNetwork(t *testing.T) {
 		t.Errorf("intercontinental: latency p95 %v, want under 200 ms (about the one-way delay plus a frame)", p95)
 	}
 }
+
+// On the phased profile (broadband, bad, broadband, two minutes each) the
+// adaptive lead grows for the bad minutes and comes back down after them.
+func TestPolicyAdaptiveFollowsPhases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six minutes of virtual play")
+	}
+	const members = 3
+	inBad := runPolicy(t, members, 4600, "phased", nil) // ends 10 s before the bad minutes do
+	after := runPolicy(t, members, 7000, "phased", nil) // ends 110 s into the broadband after them
+	for i := range members {
+		bad, good := inBad.Members[i].Stats.Lead, after.Members[i].Stats.Lead
+		if bad < 150*time.Millisecond {
+			t.Errorf("member %d: lead %v at the end of the bad minutes, want at least 150 ms (one-way delays of 60 to 230 ms)", i, bad)
+		}
+		if good > 40*time.Millisecond {
+			t.Errorf("member %d: lead %v back on broadband, want at most 40 ms (one-way delays of 15 to 25 ms)", i, good)
+		}
+	}
+}

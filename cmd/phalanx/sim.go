@@ -40,7 +40,7 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.IntVar(&f.peers, "peers", peers, "number of members: 1 to 64 (--sim rts: 1 to 16)")
 	fs.IntVar(&f.frames, "frames", frames, "frames to play")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the game, the generators and the network")
-	fs.StringVar(&f.profile, "profile", "broadband", "network profile: lan, broadband, intercontinental, bad, modem, or a profile file")
+	fs.StringVar(&f.profile, "profile", "broadband", "network profile: lan, broadband, intercontinental, bad, modem, phased (broadband, bad, broadband, two minutes each), or a profile file")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object as the last line")
 	fs.StringVar(&f.sim, "sim", "rts", "simulation: rts (examples/rts) or null (hashes what it steps)")
 	fs.IntVar(&f.frameMS, "frame-ms", 50, "frame length in milliseconds")

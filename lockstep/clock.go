@@ -220,12 +220,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 			}
 			continue
 		}
-		// Its datagrams' lateness as we measure it too: paths are about
-		// as late both ways, and the members' leads stay alike. A member
-		// whose lead is shorter than the others' stalls them more without
-		// making the session faster: its commands, run sooner, are not the
-		// ones that set the latency's tail.
-		lag = max(lag, r.reportedLag, ticksDuration(r.lagReport()))
+		lag = max(lag, r.reportedLag)
 	}
 	// The lead covers the lateness, a seal change's wait for its send, and
 	// the second copy of a seal whose first datagram was lost. Until every

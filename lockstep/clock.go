@@ -167,18 +167,49 @@ func (c *Core) position(now time.Duration) time.Duration {
 	return now - c.cfg.Start - c.lag
 }
 
+// slowestClock estimates the slowest frame clock of a live member at our
+// time now. The member with the slowest clock is remembered, so a datagram
+// costs a scan of every member only when it makes that member's clock
+// faster or the live members change (clockMoved).
 func (c *Core) slowestClock(now time.Duration) (time.Duration, bool) {
-	var slowest time.Duration
-	found := false
-	for _, r := range c.peers {
-		if r == nil || !c.live(r.slot) {
-			continue
-		}
-		if at, ok := r.clockAt(now); ok && (!found || at < slowest) {
-			slowest, found = at, true
+	if live := c.liveMask(); !c.slow.valid || c.slow.mask != live {
+		c.slow = slowest{valid: true, mask: live, slot: -1}
+		for _, r := range c.peers {
+			if r == nil || !c.live(r.slot) || r.clockN == 0 {
+				continue
+			}
+			if k := r.clockKey(); c.slow.slot < 0 || k < c.slow.key {
+				c.slow.key, c.slow.slot = k, int(r.slot)
+			}
 		}
 	}
-	return slowest, found
+	if c.slow.slot < 0 {
+		return 0, false
+	}
+	return now + c.slow.key, true
+}
+
+// slowest is the member with the slowest frame clock among the live
+// members mask, and its clockKey; slot -1 when none has a clock yet.
+type slowest struct {
+	valid bool
+	mask  uint64
+	slot  int
+	key   time.Duration
+}
+
+// clockMoved updates the slowest clock after a datagram from r changed
+// r's clock estimate.
+func (c *Core) clockMoved(r *remote) {
+	if !c.slow.valid || !c.live(r.slot) {
+		return
+	}
+	switch k := r.clockKey(); {
+	case int(r.slot) == c.slow.slot && k > c.slow.key:
+		c.slow.valid = false // it may no longer be the slowest
+	case c.slow.slot < 0 || k <= c.slow.key:
+		c.slow.key, c.slow.slot = k, int(r.slot)
+	}
 }
 
 // updatePolicy resizes the delay from fresh measurements, at most once a

@@ -80,6 +80,12 @@ type Core struct {
 	sealAt    time.Duration // when our seal last advanced, or was due to
 	closed    bool
 
+	slow       slowest      // the slowest frame clock we hear (slowestClock)
+	trimKeep   bucket.Frame // trim's frame and live members when it last ran, and whether an ack grew since
+	trimMask   uint64
+	trimFinal  uint64
+	acksGrew   bool
+	timeoutsAt time.Duration // when checkTimeouts runs next
 	tokens     int64         // budget tokens in byte-nanoseconds per second
 	refilled   time.Duration // when tokens were last refilled
 	waits      *bucket.Samples

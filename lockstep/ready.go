@@ -21,7 +21,12 @@ func (c *Core) Ready(now time.Duration) Ready {
 		return c.out
 	}
 	c.advanceClock(now)
-	c.checkTimeouts(now)
+	if now >= c.timeoutsAt {
+		// A timeout is seconds long: a quarter of a frame late is soon
+		// enough to see it, and the members are not walked per datagram.
+		c.checkTimeouts(now)
+		c.timeoutsAt = now + c.cfg.Frame/4
+	}
 	c.settleLeaves(now)
 	// A member alone with its suspicions would agree with itself at once:
 	// the majority is checked first.
@@ -98,6 +103,12 @@ func (c *Core) execute(now time.Duration) {
 // trim forgets commands nobody needs any more: our own once every member
 // holds them and they are executed, others' a window after execution.
 func (c *Core) trim() {
+	// Keep what this Ready's buckets reference: trimming clears payloads.
+	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
+	if keepFrom == c.trimKeep && c.liveMask() == c.trimMask && c.finalized == c.trimFinal && !c.acksGrew {
+		return // nothing it depends on changed since it last ran
+	}
+	c.trimKeep, c.trimMask, c.trimFinal, c.acksGrew = keepFrom, c.liveMask(), c.finalized, false
 	own := c.table.Stream(c.self)
 	acked := own.Next()
 	for _, r := range c.peers {
@@ -105,8 +116,6 @@ func (c *Core) trim() {
 			acked = min(acked, r.acked)
 		}
 	}
-	// Keep what this Ready's buckets reference: trimming clears payloads.
-	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
 	own.Trim(min(acked, seqAfter(own, keepFrom)))
 	for i := range c.cfg.Members {
 		slot := bucket.Slot(i)

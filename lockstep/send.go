@@ -72,6 +72,7 @@ func (c *Core) refill(dt time.Duration) {
 // send builds the datagrams due now, oldest-waiting member first, within the
 // budget.
 func (c *Core) send(now time.Duration) {
+	defer c.fixDatagrams()
 	c.refill(now - c.refilled)
 	c.refilled = now
 	n := len(c.peers)
@@ -85,7 +86,7 @@ func (c *Core) send(now time.Duration) {
 			continue
 		}
 		if !c.affordable() {
-			return // out of budget; the deadline wakes us when it refills
+			break // out of budget; the deadline wakes us when it refills
 		}
 		c.sendTo(now, r)
 	}
@@ -227,9 +228,6 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		}
 		cmds = rest
 	}
-	// The arena may have moved while growing: point every datagram at the
-	// final storage.
-	c.fixDatagrams()
 	r.urgent = false
 	// A new seal or new commands go out again soon, unless acknowledged
 	// first (due checks); any later datagram is that second copy.
@@ -241,7 +239,8 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 }
 
 // fixDatagrams re-slices every pending datagram from the current arena, which
-// append may have reallocated.
+// append may have reallocated: once, after the last datagram of a Ready is
+// built.
 func (c *Core) fixDatagrams() {
 	off := 0
 	for i := range c.out.Datagrams {

@@ -46,11 +46,7 @@ func (c *Core) advanceClock(now time.Duration) {
 				c.sealAt = now - late
 			}
 		}
-		for _, r := range c.peers {
-			if r != nil && !r.urgent {
-				r.urgent, r.urgentAt = true, now
-			}
-		}
+		c.markUrgent(now)
 	}
 }
 

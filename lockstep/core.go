@@ -86,6 +86,9 @@ type Core struct {
 	trimFinal  uint64
 	acksGrew   bool
 	timeoutsAt time.Duration // when checkTimeouts runs next
+	sendKnown  bool          // sendAt holds for the live members sendMask:
+	sendMask   uint64        // no member is due a datagram before sendAt
+	sendAt     time.Duration // (send, markUrgent, touched)
 	tokens     int64         // budget tokens in byte-nanoseconds per second
 	refilled   time.Duration // when tokens were last refilled
 	waits      *bucket.Samples
@@ -262,11 +265,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 		Payload: append([]byte(nil), payload...),
 	})
 	c.extendChain(now, c.self)
-	for _, r := range c.peers {
-		if r != nil && !r.urgent {
-			r.urgent, r.urgentAt = true, now
-		}
-	}
+	c.markUrgent(now)
 	c.stats.Submitted++
 	return frame, nil
 }

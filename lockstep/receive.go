@@ -59,6 +59,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	// Timing: echo of our datagram, one-way delay variation, clock.
 	if p.HasEcho {
 		r.echo(now, p.Echo)
+		c.touched(now, r)
 		if c.resumed && int16(p.Echo.Number-r.resumeNum) >= 0 {
 			r.confirmed = true
 		}

@@ -33,8 +33,8 @@ type remote struct {
 	stmtCount uint32
 	stmtSeal  bucket.Frame
 	stmtAt    time.Duration // when it last went out to it
-	urgent    bool          // a command or a seal change waits to go out
-	urgentAt  time.Duration
+	pending   bool          // news (a command, a seal change, a leave) waits to go out (Core.markUrgent)
+	pendingAt time.Duration
 
 	// Receiving from it.
 	heard       bool

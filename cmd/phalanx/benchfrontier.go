@@ -246,7 +246,9 @@ func writeFrontierPlots(dir string, fronts []*frontier) ([]string, error) {
 		panel := chart.Panel{
 			Title:  fmt.Sprintf("%s, %d members: p95 against stall time (means over seeds %v)", fr.Profile, fr.Peers, fr.Seeds),
 			XLabel: "latency p95 (ms)",
-			YLabel: "stall time (ms per member-minute)",
+			YLabel: "stall time (ms per member-minute; 0 drawn at 0.1)",
+			LogY:   true,
+			YMin:   0.1,
 			Lines: []chart.Line{
 				{Label: fmt.Sprintf("%s to %s, left to right", fr.Points[1].Policy, fr.Points[len(fr.Points)-1].Policy), Color: "#555555", Width: 1.2, Dashed: true, Points: fixed, Circles: true},
 				{Label: fmt.Sprintf("adaptive: p95 %.1f ms, %.1f ms/min", a.P95, a.StallMSPerMin), Color: "#1b9e77", Width: 3, Points: [][2]float64{{a.P95, a.StallMSPerMin}}, Circles: true},

@@ -240,15 +240,22 @@ func writeFrontierPlots(dir string, fronts []*frontier) ([]string, error) {
 	for _, fr := range fronts {
 		var fixed [][2]float64
 		a := fr.Points[0]
+		xmin, xmax, ymax := a.P95, a.P95, a.StallMSPerMin
 		for _, pt := range fr.Points[1:] {
 			fixed = append(fixed, [2]float64{pt.P95, pt.StallMSPerMin})
+			xmin, xmax, ymax = min(xmin, pt.P95), max(xmax, pt.P95), max(ymax, pt.StallMSPerMin)
 		}
 		panel := chart.Panel{
 			Title:  fmt.Sprintf("%s, %d members: p95 against stall time (means over seeds %v)", fr.Profile, fr.Peers, fr.Seeds),
 			XLabel: "latency p95 (ms)",
 			YLabel: "stall time (ms per member-minute; 0 drawn at 0.1)",
 			LogY:   true,
-			YMin:   0.1,
+			// Fixed ranges: a log axis needs one, also when nothing stalled.
+			Fixed: true,
+			XMin:  math.Floor(xmin*0.9/10) * 10,
+			XMax:  math.Ceil(xmax*1.05/10) * 10,
+			YMin:  0.1,
+			YMax:  roundUp(max(ymax, 1) * 2),
 			Lines: []chart.Line{
 				{Label: fmt.Sprintf("%s to %s, left to right", fr.Points[1].Policy, fr.Points[len(fr.Points)-1].Policy), Color: "#555555", Width: 1.2, Dashed: true, Points: fixed, Circles: true},
 				{Label: fmt.Sprintf("adaptive: p95 %.1f ms, %.1f ms/min", a.P95, a.StallMSPerMin), Color: "#1b9e77", Width: 3, Points: [][2]float64{{a.P95, a.StallMSPerMin}}, Circles: true},

@@ -10,7 +10,7 @@ import (
 
 func TestBenchFrontier(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "bench", "--frontier", "--profiles", "intercontinental", "--members", "3", "--seeds", "2", "--frames", "300", "--out", dir, "--json")
+	code, out, errs := runCLI(t, "bench", "--frontier", "--profiles", "intercontinental,lan", "--members", "3", "--seeds", "2", "--frames", "300", "--out", dir, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -22,8 +22,8 @@ func TestBenchFrontier(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("last line is not the JSON object: %v", err)
 	}
-	if len(res.Frontier) != 1 {
-		t.Fatalf("%d frontiers, want 1", len(res.Frontier))
+	if len(res.Frontier) != 2 {
+		t.Fatalf("%d frontiers, want 2", len(res.Frontier))
 	}
 	fr := res.Frontier[0]
 	lo, hi := frontierFixed["intercontinental"][0], frontierFixed["intercontinental"][1]
@@ -50,7 +50,8 @@ func TestBenchFrontier(t *testing.T) {
 	if pareto == 0 || fr.Dominated == nil || fr.BeatsOnBoth == nil {
 		t.Errorf("%d points on the frontier, dominated %v, beats on both %v", pareto, fr.Dominated, fr.BeatsOnBoth)
 	}
-	if len(res.Plots) != 1 || filepath.Base(res.Plots[0]) != "frontier-intercontinental-3.svg" {
+	// lan stalls nowhere: its plot has nothing above the log axis' floor.
+	if len(res.Plots) != 2 || filepath.Base(res.Plots[0]) != "frontier-intercontinental-3.svg" || filepath.Base(res.Plots[1]) != "frontier-lan-3.svg" {
 		t.Fatalf("plots %v", res.Plots)
 	}
 	if b, err := os.ReadFile(res.Plots[0]); err != nil || !strings.Contains(string(b), "<svg") {

@@ -7,7 +7,7 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 func TestPolicyDefaultsAndNames(t *testing.T) {

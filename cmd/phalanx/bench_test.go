@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/phalanx-net/phalanx/lockstep"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 func TestBenchBadFlags(t *testing.T) {

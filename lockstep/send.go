@@ -75,6 +75,12 @@ func (c *Core) markUrgent(now time.Duration) {
 	c.sendAt = now
 }
 
+// markPending has news go out to r at the next send.
+func (c *Core) markPending(now time.Duration, r *remote) {
+	r.pending, r.pendingAt = true, now
+	c.sendAt = now
+}
+
 // touched notes that r may be due a datagram sooner than send last
 // computed (its round trip, and so its repeat interval, changed).
 func (c *Core) touched(now time.Duration, r *remote) {
@@ -196,6 +202,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			p.HasLeave, p.LeaveFrame = true, c.leaveFrame
 		}
 		c.membershipView(p)
+		c.admissionsView(now, p, r)
 		c.detailFor(now, p, r)
 		// No datagram holds more commands than half its bytes: a long
 		// backlog is not copied whole for every datagram.

@@ -172,7 +172,7 @@ func (c *Core) onJoinRequest(now time.Duration, from bucket.Slot, p *wire.Packet
 		if r := c.peers[from]; !c.live(from) {
 			r.replyDue = true
 		} else {
-			r.urgent, r.urgentAt = true, now // admitted already: it needs our answer
+			c.markPending(now, r) // admitted already: it needs our answer
 		}
 		return true
 	}
@@ -284,7 +284,7 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	// stall clock starts then.
 	r.sealMovedAt = now + max(0, time.Duration(at-c.frame)*c.cfg.Frame)
 	r.nextMovedAt = r.sealMovedAt
-	r.urgent, r.urgentAt = true, now
+	c.markPending(now, r)
 	c.peers[m] = r
 	c.adm.announce |= bit
 	c.adm.ever |= bit
@@ -438,7 +438,7 @@ func (c *Core) joined(now time.Duration, r *remote, a wire.Admission, clock time
 		c.chains[p.slot].broken = true // its commands before ours are not ours to check
 		p.heard, p.heardPos, p.lastRecv = true, c.position(now), now
 		p.sealMovedAt, p.nextMovedAt = now, now
-		p.urgent, p.urgentAt = true, now
+		c.markPending(now, p)
 	}
 	c.before = c.liveMask()
 	kind, detail := EventRejoin, "we rejoined"

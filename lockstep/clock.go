@@ -36,7 +36,7 @@ func (c *Core) advanceClock(now time.Duration) {
 	// to. A seal change goes out at once: it is what the others wait for.
 	own := c.table.Stream(c.self)
 	seal := c.stamp(pos) - 1
-	if c.cfg.Turns.Ahead > 0 {
+	if c.sched.turns.Ahead > 0 {
 		seal = c.turnSeal()
 	}
 	if seal > own.Seal() {
@@ -51,11 +51,7 @@ func (c *Core) advanceClock(now time.Duration) {
 				c.sealAt = now - late
 			}
 		}
-		for _, r := range c.peers {
-			if r != nil && !r.urgent {
-				r.urgent, r.urgentAt = true, now
-			}
-		}
+		c.markUrgent(now)
 	}
 }
 
@@ -65,8 +61,8 @@ func (c *Core) advanceClock(now time.Duration) {
 // the first frame at least the lead away (delay.StampFrame), and never the
 // current frame. Turns (turnSeal) override it.
 func (c *Core) stamp(pos time.Duration) bucket.Frame {
-	if c.cfg.FixedDelay > 0 {
-		return c.frame + bucket.Frame(c.cfg.FixedDelay)
+	if c.sched.fixed > 0 {
+		return c.frame + bucket.Frame(c.sched.fixed)
 	}
 	return max(delay.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
 }
@@ -75,7 +71,7 @@ func (c *Core) stamp(pos time.Duration) bucket.Frame {
 // policy, our seal passes frame g: its time less the lead. ok is false with
 // a fixed delay or turns, whose seals move at frame ticks.
 func (c *Core) sealDue(g bucket.Frame) (pos time.Duration, ok bool) {
-	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+	if !c.sched.adaptive() {
 		return 0, false
 	}
 	return time.Duration(g)*c.cfg.Frame - c.lead.Duration(), true
@@ -86,10 +82,10 @@ func (c *Core) sealDue(g bucket.Frame) (pos time.Duration, ok bool) {
 // turns, whose seals move at frame ticks).
 func (c *Core) delayFrames() (int, time.Duration) {
 	switch {
-	case c.cfg.Turns.Ahead > 0:
+	case c.sched.turns.Ahead > 0:
 		return c.stats.Delay, 0
-	case c.cfg.FixedDelay > 0:
-		return c.cfg.FixedDelay, 0
+	case c.sched.fixed > 0:
+		return c.sched.fixed, 0
 	}
 	l := c.lead.Duration()
 	return int(l/c.cfg.Frame) + 1, l
@@ -106,7 +102,7 @@ func (c *Core) turnSeal() bucket.Frame {
 		c.turnStart += bucket.Frame(c.turnLen)
 		c.turnLen = c.turnLength()
 	}
-	ahead := c.cfg.Turns.Ahead * c.turnLen
+	ahead := c.sched.turns.Ahead * c.turnLen
 	c.stats.Delay = ahead
 	return c.turnStart + bucket.Frame(ahead) - 1
 }
@@ -114,8 +110,8 @@ func (c *Core) turnSeal() bucket.Frame {
 // turnLength returns the length of the next turn in frames: the configured
 // one, or the largest smoothed RTT to a live member in whole frames.
 func (c *Core) turnLength() int {
-	if c.cfg.Turns.Length > 0 {
-		return c.cfg.Turns.Length
+	if c.sched.turns.Length > 0 {
+		return c.sched.turns.Length
 	}
 	var rtt time.Duration
 	for _, r := range c.peers {
@@ -127,7 +123,7 @@ func (c *Core) turnLength() int {
 		return c.cfg.InitialDelay
 	}
 	n := int((rtt + c.cfg.Frame - 1) / c.cfg.Frame)
-	return max(1, min(n, c.cfg.MaxDelay/max(1, c.cfg.Turns.Ahead)))
+	return max(1, min(n, c.cfg.MaxDelay/max(1, c.sched.turns.Ahead)))
 }
 
 // sampleLateness records how long the news in r's datagrams took to reach
@@ -172,18 +168,49 @@ func (c *Core) position(now time.Duration) time.Duration {
 	return now - c.cfg.Start - c.slew
 }
 
+// slowestClock estimates the slowest frame clock of a live member at our
+// time now. The member with the slowest clock is remembered, so a datagram
+// costs a scan of every member only when it makes that member's clock
+// faster or the live members change (clockMoved).
 func (c *Core) slowestClock(now time.Duration) (time.Duration, bool) {
-	var slowest time.Duration
-	found := false
-	for _, r := range c.peers {
-		if r == nil || !c.live(r.slot) {
-			continue
-		}
-		if at, ok := r.clockAt(now); ok && (!found || at < slowest) {
-			slowest, found = at, true
+	if live := c.liveMask(); !c.slow.valid || c.slow.mask != live {
+		c.slow = slowest{valid: true, mask: live, slot: -1}
+		for _, r := range c.peers {
+			if r == nil || !c.live(r.slot) || r.clockN == 0 {
+				continue
+			}
+			if k := r.clockKey(); c.slow.slot < 0 || k < c.slow.key {
+				c.slow.key, c.slow.slot = k, int(r.slot)
+			}
 		}
 	}
-	return slowest, found
+	if c.slow.slot < 0 {
+		return 0, false
+	}
+	return now + c.slow.key, true
+}
+
+// slowest is the member with the slowest frame clock among the live
+// members mask, and its clockKey; slot -1 when none has a clock yet.
+type slowest struct {
+	valid bool
+	mask  uint64
+	slot  int
+	key   time.Duration
+}
+
+// clockMoved updates the slowest clock after a datagram from r changed
+// r's clock estimate.
+func (c *Core) clockMoved(r *remote) {
+	if !c.slow.valid || !c.live(r.slot) {
+		return
+	}
+	switch k := r.clockKey(); {
+	case int(r.slot) == c.slow.slot && k > c.slow.key:
+		c.slow.valid = false // it may no longer be the slowest
+	case c.slow.slot < 0 || k <= c.slow.key:
+		c.slow.key, c.slow.slot = k, int(r.slot)
+	}
 }
 
 // updatePolicy resizes the delay from fresh measurements, at most once a
@@ -204,7 +231,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 			r.lagPeak = max(r.lagHigh, r.lagPeak-(r.lagPeak-r.lagHigh)*10*c.cfg.Frame/peakMemory)
 		}
 	}
-	if c.cfg.FixedDelay > 0 || c.cfg.Turns.Ahead > 0 {
+	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
 	}
 	if c.frame%10 == 0 {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -63,13 +61,10 @@ type Config struct {
 
 	InitialDelay int // frames ahead to stamp commands before anything is measured (default 4, within the delay bounds); every member must use the same value
 	MinDelay     int // lower bound of the adaptive delay in frames (default 1)
-	MaxDelay     int // upper bound of the adaptive delay in frames (default 60)
-	// FixedDelay, when positive, disables the adaptive policy and stamps
-	// every command exactly this many frames ahead.
-	FixedDelay int
-	// Turns, when Turns.Ahead is positive, replaces the adaptive policy by
-	// the classic schedule of turns (see Turns).
-	Turns  Turns
+	MaxDelay     int // upper bound of the adaptive delay and of turns, in frames (default 60)
+	// Policy chooses how far ahead commands are stamped: Adaptive (nil
+	// selects it), Fixed or Turns.
+	Policy Policy
 	Margin time.Duration // added to the measured lateness when sizing the lead: timer slack, processing (default 1 ms)
 
 	MaxCommandSize int // largest command payload accepted by Submit and on receipt (default 1 KiB)
@@ -141,43 +136,6 @@ type Config struct {
 	Logger *slog.Logger // optional; nil discards
 }
 
-// Turns is the classic lockstep schedule: time is cut into turns of Length
-// frames, a command issued during a turn executes at the first frame of the
-// turn Ahead turns later, and a member's seal advances once a turn. Age of
-// Empires used 200 ms turns with commands two turns ahead; the bucket
-// synchronization of the slides sizes the turn by the measured round trip
-// and runs commands one turn ahead (Length 0: the largest smoothed RTT to any
-// member, rounded up to whole frames, measured anew at each turn).
-type Turns struct {
-	Length int // frames per turn; 0 sizes each turn by the measured RTT
-	Ahead  int // turns ahead; 0 disables turns
-}
-
-// ParsePolicy returns the configuration changes for a scheduling policy by
-// name, for a frame length: "adaptive" (the default: delay from measured
-// lag), "aoe" (200 ms turns, two turns ahead), "bucket-rtt" (turns of one
-// RTT, one turn ahead) or "fixed:N" (a constant N frames ahead).
-func ParsePolicy(name string, frame time.Duration) (fixed int, turns Turns, err error) {
-	switch {
-	case name == "" || name == "adaptive":
-		return 0, Turns{}, nil
-	case name == "aoe":
-		if frame <= 0 {
-			frame = DefaultFrame
-		}
-		return 0, Turns{Length: max(1, int((200*time.Millisecond+frame-1)/frame)), Ahead: 2}, nil
-	case name == "bucket-rtt":
-		return 0, Turns{Length: 0, Ahead: 1}, nil
-	case strings.HasPrefix(name, "fixed:"):
-		n, convErr := strconv.Atoi(strings.TrimPrefix(name, "fixed:"))
-		if convErr != nil || n < 1 {
-			return 0, Turns{}, fmt.Errorf("%w: policy %q: want fixed:N with N ≥ 1 frames", ErrInvalidConfig, name)
-		}
-		return n, Turns{}, nil
-	}
-	return 0, Turns{}, fmt.Errorf("%w: unknown policy %q (known: adaptive, aoe, bucket-rtt, fixed:N)", ErrInvalidConfig, name)
-}
-
 func (c *Config) applyDefaults() error {
 	if c.Members < 1 || c.Members > bucket.MaxMembers {
 		return fmt.Errorf("%w: %d members, want 1..%d", ErrInvalidConfig, c.Members, bucket.MaxMembers)
@@ -224,12 +182,6 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("%w: delay bounds [%d, %d]", ErrInvalidConfig, c.MinDelay, c.MaxDelay)
 	case c.InitialDelay < 1 || c.InitialDelay > c.MaxDelay:
 		return fmt.Errorf("%w: initial delay %d frames, want 1..%d (MaxDelay)", ErrInvalidConfig, c.InitialDelay, c.MaxDelay)
-	case c.Turns.Ahead < 0 || c.Turns.Length < 0 || c.Turns.Ahead*max(c.Turns.Length, 1) > c.MaxDelay:
-		return fmt.Errorf("%w: turns of %d frames, %d ahead (at most MaxDelay %d frames ahead)", ErrInvalidConfig, c.Turns.Length, c.Turns.Ahead, c.MaxDelay)
-	case c.Turns.Ahead > 0 && c.FixedDelay > 0:
-		return fmt.Errorf("%w: both a fixed delay and turns", ErrInvalidConfig)
-	case c.FixedDelay < 0 || c.FixedDelay > c.MaxDelay:
-		return fmt.Errorf("%w: fixed delay %d frames, want 0..%d (MaxDelay)", ErrInvalidConfig, c.FixedDelay, c.MaxDelay)
 	case c.MaxDatagramSize < 200 || c.MaxDatagramSize > wire.MaxDatagramSize:
 		return fmt.Errorf("%w: datagram size %d, want 200..%d", ErrInvalidConfig, c.MaxDatagramSize, wire.MaxDatagramSize)
 	case c.MaxCommandSize < 1 || c.MaxCommandSize > c.MaxDatagramSize-100:
@@ -253,6 +205,9 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("%w: sign interval %d frames", ErrInvalidConfig, c.SignInterval)
 	case c.Budget < 0 || c.Overhead < 0:
 		return fmt.Errorf("%w: budget %d, overhead %d", ErrInvalidConfig, c.Budget, c.Overhead)
+	}
+	if err := c.normalizePolicy(); err != nil {
+		return err
 	}
 	if c.Budget > 0 && c.Budget < 2*(c.MaxDatagramSize+c.Overhead) {
 		return fmt.Errorf("%w: budget %d B/s cannot carry two full datagrams a second", ErrInvalidConfig, c.Budget)

@@ -65,7 +65,8 @@ type Core struct {
 	self   bucket.Slot
 	table  *cmdstream.Table // commands stamped within Window frames either side of the executed frame (see trim), a suspect's until it is dropped
 	window cmdstream.Window
-	lead   *delay.Lead // the adaptive policy's lead (unused with FixedDelay or Turns)
+	sched  schedule    // Config.Policy, resolved
+	lead   *delay.Lead // the adaptive policy's lead (unused with Fixed or Turns)
 	peers  []*remote   // indexed by slot; nil for self: Members entries of fixed size
 
 	epoch    time.Duration // time of NewCore; Sent timestamps count from it
@@ -74,9 +75,22 @@ type Core struct {
 	frame    bucket.Frame  // frame clock: the newest frame whose time has come
 	executed bucket.Frame  // newest frame stepped
 	stalled  bucket.Frame  // newest frame counted as a stall
-	sealAt   time.Duration // when our seal last advanced, or was due to
-	closed   bool
+	waiting  bool          // the next frame's time came and its bucket is incomplete
+	waitFrom time.Duration // since when (Stats.Stalled)
+	// when the newest frame was stepped
+	steppedAt time.Duration
+	sealAt    time.Duration // when our seal last advanced, or was due to
+	closed    bool
 
+	slow       slowest      // the slowest frame clock we hear (slowestClock)
+	trimKeep   bucket.Frame // trim's frame and live members when it last ran, and whether an ack grew since
+	trimMask   uint64
+	trimFinal  uint64
+	acksGrew   bool
+	timeoutsAt time.Duration // when checkTimeouts runs next
+	sendKnown  bool          // sendAt holds for the live members sendMask:
+	sendMask   uint64        // no member is due a datagram before sendAt
+	sendAt     time.Duration // (send, markUrgent, touched)
 	tokens     int64         // budget tokens in byte-nanoseconds per second
 	refilled   time.Duration // when tokens were last refilled
 	waits      *delay.Samples
@@ -111,7 +125,7 @@ type Core struct {
 
 	adm admissions // rejoins and late joins (admit.go)
 
-	// Turns (Config.Turns): the current turn's first frame and length.
+	// Turns (Config.Policy): the current turn's first frame and length.
 	turnStart bucket.Frame
 	turnLen   int
 	left      bool
@@ -155,6 +169,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	c := &Core{
 		cfg:      cfg,
 		self:     cfg.Self,
+		sched:    scheduleOf(cfg.Policy),
 		table:    cmdstream.NewTable(cfg.Members, initialSeal),
 		window:   cmdstream.Window{Ahead: bucket.Frame(cfg.Window)},
 		peers:    make([]*remote, cfg.Members),
@@ -240,7 +255,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 	c.advanceClock(now)
 	own := c.table.Stream(c.self)
 	frame := max(c.stamp(c.position(now)), own.Seal()+1, c.executed+1)
-	if c.cfg.Turns.Ahead > 0 {
+	if c.sched.turns.Ahead > 0 {
 		frame = max(own.Seal()+1, c.executed+1) // the first frame of a later turn
 	}
 	if frame != c.ownFrame {
@@ -258,11 +273,7 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 		Payload: append([]byte(nil), payload...),
 	})
 	c.extendChain(now, c.self)
-	for _, r := range c.peers {
-		if r != nil && !r.urgent {
-			r.urgent, r.urgentAt = true, now
-		}
-	}
+	c.markUrgent(now)
 	c.stats.Submitted++
 	return frame, nil
 }

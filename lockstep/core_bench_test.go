@@ -1,6 +1,7 @@
 package lockstep_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,19 +13,20 @@ import (
 // allocating nothing once its queue and buffers have grown: datagram bytes
 // are copied into recycled buffers.
 type pipe struct {
-	cores    []*lockstep.Core
-	deadline []time.Duration
-	kick     []bool
-	q        []pipeFlight // arrival order (the latency is fixed)
-	head     int
-	free     [][]byte
-	now      time.Duration
-	latency  time.Duration
-	frame    int
-	payload  []byte
-	cmdEvery int // frames between one member's commands; 0 for none
-	buckets  int // buckets stepped by all members
-	commands int // commands stepped by all members
+	cores     []*lockstep.Core
+	deadline  []time.Duration
+	kick      []bool
+	q         []pipeFlight // arrival order (the latency is fixed)
+	head      int
+	free      [][]byte
+	now       time.Duration
+	latency   time.Duration
+	frame     int
+	payload   []byte
+	cmdEvery  int // frames between one member's commands; 0 for none
+	buckets   int // buckets stepped by all members
+	commands  int // commands stepped by all members
+	datagrams int // datagrams delivered
 }
 
 type pipeFlight struct {
@@ -87,6 +89,7 @@ func (p *pipe) runFrame() {
 			p.q[p.head] = pipeFlight{}
 			p.head++
 			p.cores[f.to].Receive(next, f.from, f.data)
+			p.datagrams++
 			p.kick[f.to] = true
 			p.free = append(p.free, f.data[:0])
 		}
@@ -124,7 +127,7 @@ func benchmarkCoreFrame(b *testing.B, members, cmdEvery int, signed bool) {
 	for range 600 { // 30 s: the delay has settled, buffers have grown
 		p.runFrame()
 	}
-	stepped := p.buckets
+	stepped, delivered := p.buckets, p.datagrams
 	b.ReportAllocs()
 	for b.Loop() {
 		p.runFrame()
@@ -133,6 +136,18 @@ func benchmarkCoreFrame(b *testing.B, members, cmdEvery int, signed bool) {
 		b.Fatalf("%d buckets stepped in %d frames by %d members", p.buckets-stepped, b.N, members)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(members), "ns/frame/member")
+	// A member receives from every other: the work per datagram is what
+	// must not grow with the members.
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(1, p.datagrams-delivered)), "ns/datagram")
+}
+
+// BenchmarkCoreFrame runs BenchmarkCoreFrame8's idle session and
+// BenchmarkCoreFrame8Commands's commands for 8, 32 and 64 members.
+func BenchmarkCoreFrame(b *testing.B) {
+	for _, members := range []int{8, 32, 64} {
+		b.Run(fmt.Sprintf("members=%d", members), func(b *testing.B) { benchmarkCoreFrame(b, members, 0, false) })
+		b.Run(fmt.Sprintf("members=%d/commands", members), func(b *testing.B) { benchmarkCoreFrame(b, members, 20, false) })
+	}
 }
 
 // BenchmarkCoreFrame8 is one frame of virtual time for 8 members on a

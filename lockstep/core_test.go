@@ -423,7 +423,11 @@ func TestNewCoreRejectsInvalidConfig(t *testing.T) {
 		{"max delay under min delay", func(c *lockstep.Config) { c.MinDelay, c.MaxDelay = 5, 4 }},
 		{"negative max delay", func(c *lockstep.Config) { c.MaxDelay = -1 }},
 		{"negative initial delay", func(c *lockstep.Config) { c.InitialDelay = -1 }},
-		{"negative fixed delay", func(c *lockstep.Config) { c.FixedDelay = -1 }},
+		{"negative fixed delay", func(c *lockstep.Config) { c.Policy = lockstep.Fixed{Frames: -1} }},
+		{"zero fixed delay", func(c *lockstep.Config) { c.Policy = lockstep.Fixed{} }},
+		{"nil fixed pointer", func(c *lockstep.Config) { c.Policy = (*lockstep.Fixed)(nil) }},
+		{"no turns ahead", func(c *lockstep.Config) { c.Policy = lockstep.Turns{Length: 4} }},
+		{"turns past max delay", func(c *lockstep.Config) { c.Policy = lockstep.Turns{Length: 31, Ahead: 2} }},
 		{"datagram size 199", func(c *lockstep.Config) { c.MaxDatagramSize = 199 }},
 		{"datagram size above the wire maximum", func(c *lockstep.Config) { c.MaxDatagramSize = wire.MaxDatagramSize + 1 }},
 		{"negative datagram size", func(c *lockstep.Config) { c.MaxDatagramSize = -1 }},
@@ -498,6 +502,7 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		InitialDelay:     lockstep.DefaultInitialDelay,
 		MinDelay:         1,
 		MaxDelay:         lockstep.DefaultMaxDelay,
+		Policy:           lockstep.Adaptive{},
 		MaxCommandSize:   lockstep.DefaultMaxCommandSize,
 		MaxFrameCommands: lockstep.DefaultMaxFrameCommands,
 		MaxFrameBytes:    lockstep.DefaultMaxFrameBytes,
@@ -551,11 +556,12 @@ func TestNewCoreRejectsInitialDelayBeyondWindow(t *testing.T) {
 	}
 }
 
-// FixedDelay promises to stamp every command exactly that many frames ahead;
+// Fixed promises to stamp every command exactly that many frames ahead;
 // a value above MaxDelay must either be refused or honoured.
 func TestSubmitFixedDelayAboveMaxDelay(t *testing.T) {
 	cfg := memberConfig(2, 0)
-	cfg.FixedDelay = lockstep.DefaultMaxDelay + 40
+	fixed := lockstep.DefaultMaxDelay + 40
+	cfg.Policy = lockstep.Fixed{Frames: fixed}
 	c, err := lockstep.NewCore(cfg, 0)
 	if errors.Is(err, lockstep.ErrInvalidConfig) {
 		return
@@ -568,9 +574,9 @@ func TestSubmitFixedDelayAboveMaxDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := bucket.Frame(10 + cfg.FixedDelay); f != want {
-		t.Fatalf("FixedDelay %d (> MaxDelay %d) accepted but Submit at frame 10 stamped frame %d, want %d: the delay is silently clamped to MaxDelay",
-			cfg.FixedDelay, lockstep.DefaultMaxDelay, f, want)
+	if want := bucket.Frame(10 + fixed); f != want {
+		t.Fatalf("Fixed{%d} (> MaxDelay %d) accepted but Submit at frame 10 stamped frame %d, want %d: the delay is silently clamped to MaxDelay",
+			fixed, lockstep.DefaultMaxDelay, f, want)
 	}
 }
 
@@ -592,10 +598,10 @@ func TestSubmitStampsFrame(t *testing.T) {
 		{"inside frame 3", nil, 0, 3*frameLen + time.Millisecond, 7},
 		{"initial delay 8", func(c *lockstep.Config) { c.InitialDelay = 8 }, 0, 0, 8},
 		{"initial delay 8 at frame 10", func(c *lockstep.Config) { c.InitialDelay = 8 }, 0, 10 * frameLen, 17},
-		{"fixed delay 6", func(c *lockstep.Config) { c.FixedDelay = 6 }, 0, 0, 6},
-		{"fixed delay 6 at frame 10", func(c *lockstep.Config) { c.FixedDelay = 6 }, 0, 10 * frameLen, 16},
-		{"fixed delay 2 held by the initial seal", func(c *lockstep.Config) { c.FixedDelay = 2 }, 0, 0, 4},
-		{"fixed delay 2 at frame 10", func(c *lockstep.Config) { c.FixedDelay = 2 }, 0, 10 * frameLen, 12},
+		{"fixed delay 6", func(c *lockstep.Config) { c.Policy = lockstep.Fixed{Frames: 6} }, 0, 0, 6},
+		{"fixed delay 6 at frame 10", func(c *lockstep.Config) { c.Policy = lockstep.Fixed{Frames: 6} }, 0, 10 * frameLen, 16},
+		{"fixed delay 2 held by the initial seal", func(c *lockstep.Config) { c.Policy = lockstep.Fixed{Frames: 2} }, 0, 0, 4},
+		{"fixed delay 2 at frame 10", func(c *lockstep.Config) { c.Policy = lockstep.Fixed{Frames: 2} }, 0, 10 * frameLen, 12},
 		{"20ms frames", func(c *lockstep.Config) { c.Frame = 20 * time.Millisecond }, 0, 100 * time.Millisecond, 8},
 		{"late epoch", func(c *lockstep.Config) { c.Start = 5 * time.Second }, 5 * time.Second, 5*time.Second + 60*time.Millisecond, 5},
 		{"time going back is ignored", nil, 3 * frameLen, frameLen, 6},

@@ -27,7 +27,7 @@ func ExampleCore() {
 	var cores [2]*lockstep.Core
 	var sims [2]score
 	for i := range cores {
-		c, err := lockstep.NewCore(lockstep.Config{Members: 2, Self: bucket.Slot(i), Session: 1, InitialDelay: 2, FixedDelay: 2}, 0)
+		c, err := lockstep.NewCore(lockstep.Config{Members: 2, Self: bucket.Slot(i), Session: 1, InitialDelay: 2, Policy: lockstep.Fixed{Frames: 2}}, 0)
 		if err != nil {
 			panic(err)
 		}
@@ -63,7 +63,7 @@ func ExampleCore() {
 func ExampleSession() {
 	sim := &score{}
 	s, err := lockstep.NewSession(lockstep.SessionConfig{
-		Core:      lockstep.Config{Members: 1, Frame: 10 * time.Millisecond, FixedDelay: 1},
+		Core:      lockstep.Config{Members: 1, Frame: 10 * time.Millisecond, Policy: lockstep.Fixed{Frames: 1}},
 		Sim:       sim,
 		Transport: newMemNet(1).members[0],
 	})

@@ -400,11 +400,7 @@ func (c *Core) Leave(now time.Duration) (bucket.Frame, error) {
 	c.leaving = true
 	c.leaveAtTime = now
 	c.leaveFrame = max(own.Seal(), own.LastFrame())
-	for _, r := range c.peers {
-		if r != nil && !r.urgent {
-			r.urgent, r.urgentAt = true, now
-		}
-	}
+	c.markUrgent(now)
 	return c.leaveFrame, nil
 }
 

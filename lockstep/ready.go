@@ -25,7 +25,12 @@ func (c *Core) Ready(now time.Duration) Ready {
 		return c.joinReady(now)
 	}
 	c.advanceClock(now)
-	c.checkTimeouts(now)
+	if now >= c.timeoutsAt {
+		// A timeout is seconds long: a quarter of a frame late is soon
+		// enough to see it, and the members are not walked per datagram.
+		c.checkTimeouts(now)
+		c.timeoutsAt = now + c.cfg.Frame/4
+	}
 	c.settleLeaves(now)
 	// A member alone with its suspicions would agree with itself at once:
 	// the majority is checked first.
@@ -40,7 +45,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.agreeAdmissions(now)
 	c.updatePolicy(now)
 	if c.confirmed() {
-		c.execute()
+		c.execute(now)
 	}
 	c.reportDesync(now)
 	c.checkLeft(now)
@@ -66,8 +71,9 @@ func (c *Core) Ready(now time.Duration) Ready {
 }
 
 // execute collects every frame whose time has come and whose bucket is
-// complete.
-func (c *Core) execute() {
+// complete, and counts the stalls: frames whose time came before their
+// bucket was complete, and how long the frame clock waited for them.
+func (c *Core) execute(now time.Duration) {
 	for c.executed < c.frame {
 		f := c.executed + 1
 		if !c.table.Ready(f) || f >= c.hold() {
@@ -75,8 +81,19 @@ func (c *Core) execute() {
 				c.stalled = f
 				c.stats.Stalls++
 			}
+			if !c.waiting {
+				// The wait began when f's time came, or when the frame
+				// before it was stepped if that was later.
+				due := now - (c.position(now) - time.Duration(f)*c.cfg.Frame)
+				c.waiting, c.waitFrom = true, max(due, c.steppedAt)
+			}
 			return
 		}
+		if c.waiting {
+			c.stats.Stalled += max(0, now-c.waitFrom)
+			c.waiting = false
+		}
+		c.steppedAt = now
 		at := len(c.cmdBuf)
 		c.bucketAt = append(c.bucketAt, at)
 		c.cmdBuf = c.table.AppendBucket(c.cmdBuf, f)
@@ -91,6 +108,12 @@ func (c *Core) execute() {
 // trim forgets commands nobody needs any more: our own once every member
 // holds them and they are executed, others' a window after execution.
 func (c *Core) trim() {
+	// Keep what this Ready's buckets reference: trimming clears payloads.
+	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
+	if keepFrom == c.trimKeep && c.liveMask() == c.trimMask && c.finalized == c.trimFinal && !c.acksGrew {
+		return // nothing it depends on changed since it last ran
+	}
+	c.trimKeep, c.trimMask, c.trimFinal, c.acksGrew = keepFrom, c.liveMask(), c.finalized, false
 	own := c.table.Stream(c.self)
 	acked := own.Next()
 	for _, r := range c.peers {
@@ -98,8 +121,6 @@ func (c *Core) trim() {
 			acked = min(acked, r.acked)
 		}
 	}
-	// Keep what this Ready's buckets reference: trimming clears payloads.
-	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
 	own.Trim(min(acked, seqAfter(own, keepFrom)))
 	for i := range c.cfg.Members {
 		slot := bucket.Slot(i)

@@ -65,6 +65,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	// Timing: echo of our datagram, one-way delay variation, clock.
 	if p.HasEcho {
 		r.echo(now, p.Echo)
+		c.touched(now, r)
 		if c.resumed && int16(p.Echo.Number-r.resumeNum) >= 0 {
 			r.confirmed = true
 		}
@@ -89,8 +90,8 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	if settled {
 		r.offsets.Add(now - c.epoch - sent)
 	}
-	r.clockOff[r.clockN%clockSamples] = clock - now
-	r.clockN++
+	r.addClock(clock - now)
+	c.clockMoved(r)
 	if newer {
 		c.sampleLateness(now, r, skipped, clock, settled)
 	}
@@ -107,7 +108,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		c.violation(now, from, "ack", fmt.Sprintf("acknowledges our seal %d, we sealed %d", p.AckSeal, own.Seal()))
 		return
 	}
-	r.acked = max(r.acked, ack)
+	if ack > r.acked {
+		r.acked, c.acksGrew = ack, true
+	}
 	r.ackedSeal = max(r.ackedSeal, p.AckSeal)
 
 	// Its commands and seal.

@@ -34,8 +34,8 @@ type remote struct {
 	stmtCount uint32
 	stmtSeal  bucket.Frame
 	stmtAt    time.Duration // when it last went out to it
-	urgent    bool          // a command or a seal change waits to go out
-	urgentAt  time.Duration
+	pending   bool          // news (a command, a seal change, a leave) waits to go out (Core.markUrgent)
+	pendingAt time.Duration
 
 	// Receiving from it.
 	heard       bool
@@ -45,6 +45,7 @@ type remote struct {
 	lastRecv    time.Duration
 	clockOff    [clockSamples]time.Duration // its frame clock minus our receive time
 	clockN      int
+	bestOff     time.Duration // the largest of clockOff (addClock)
 	newestClock time.Duration // the frame clock in its newest datagram
 	reportedLag time.Duration // its report of how late our datagrams' news reaches it (see sampleLateness): what our lead must cover
 
@@ -121,7 +122,8 @@ type remote struct {
 	srtt, rttvar time.Duration
 	rttN         int
 	rtts         *delay.Samples // recent RTTs, for the minimum
-	minRTTNow    time.Duration  // the smallest of rtts
+	rttAdds      int            // samples added to rtts
+	minRTTNow    time.Duration  // the smallest of rtts, or of rtts and the last 15 samples that left it (echo)
 	offsets      *delay.Samples // receive time minus its send time: one-way delay plus clock offset
 	lags         *delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness)
 	lagHigh      time.Duration  // high percentile of lags
@@ -170,7 +172,16 @@ func (r *remote) echo(now time.Duration, e wire.Echo) {
 		return
 	}
 	r.rtts.Add(rtt)
-	r.minRTTNow = r.rtts.Min()
+	// The smallest of the window: at once when a sample is smaller, and
+	// recomputed every sixteenth sample, when the smallest may have left
+	// it: scanning the window on every echo costs a member's time per
+	// datagram in proportion to the window.
+	r.rttAdds++
+	if rtt < r.minRTTNow || r.rttN == 0 {
+		r.minRTTNow = rtt
+	} else if r.rttAdds%16 == 0 {
+		r.minRTTNow = r.rtts.Min()
+	}
 	if r.rttN == 0 {
 		r.srtt, r.rttvar = rtt, rtt/2
 	} else {
@@ -213,13 +224,32 @@ func (r *remote) clockAt(now time.Duration) (time.Duration, bool) {
 	if r.clockN == 0 {
 		return 0, false
 	}
-	n := min(r.clockN, clockSamples)
-	best := r.clockOff[0]
-	for _, o := range r.clockOff[1:n] {
-		best = max(best, o)
-	}
-	return now + best + r.minRTT()/2, true
+	return now + r.bestOff + r.minRTT()/2, true
 }
+
+// addClock records its frame clock minus our receive time for one datagram
+// and keeps the largest of the last clockSamples, rescanning them only when
+// the largest leaves.
+func (r *remote) addClock(off time.Duration) {
+	i := r.clockN % clockSamples
+	evicted := r.clockN >= clockSamples && r.clockOff[i] == r.bestOff
+	r.clockOff[i] = off
+	r.clockN++
+	switch {
+	case r.clockN == 1 || off >= r.bestOff:
+		r.bestOff = off
+	case evicted:
+		n := min(r.clockN, clockSamples)
+		r.bestOff = r.clockOff[0]
+		for _, o := range r.clockOff[1:n] {
+			r.bestOff = max(r.bestOff, o)
+		}
+	}
+}
+
+// clockKey is what clockAt adds to our time now: the member with the
+// smallest key has the slowest frame clock.
+func (r *remote) clockKey() time.Duration { return r.bestOff + r.minRTT()/2 }
 
 // peakMemory is how slowly the worst lateness seen is forgotten: its
 // excess over the high percentile shrinks by a factor e over this time. The

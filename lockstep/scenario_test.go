@@ -185,7 +185,9 @@ func (e *scenario) init(d *datadriven.TestData) {
 	d.ScanArgs(e.t, "members", &members)
 	cfg := lockstep.Config{Members: members, Session: testSession}
 	if d.HasArg("fixed") {
-		d.ScanArgs(e.t, "fixed", &cfg.FixedDelay)
+		var fixed int
+		d.ScanArgs(e.t, "fixed", &fixed)
+		cfg.Policy = lockstep.Fixed{Frames: fixed}
 	}
 	if d.HasArg("initial-delay") {
 		d.ScanArgs(e.t, "initial-delay", &cfg.InitialDelay)

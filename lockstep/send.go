@@ -34,7 +34,7 @@ func (c *Core) needsRepeat(r *remote) bool {
 
 // due reports whether a datagram should go to r now, and if not, when.
 func (c *Core) due(now time.Duration, r *remote) (bool, time.Duration) {
-	if r.urgent || !r.sent {
+	if r.pending || !r.sent {
 		return true, now
 	}
 	next := r.lastSend + c.cfg.MaxInterval
@@ -45,6 +45,48 @@ func (c *Core) due(now time.Duration, r *remote) (bool, time.Duration) {
 		}
 	}
 	return now >= next, next
+}
+
+// noSend is nextDue's answer when no member is live.
+const noSend = time.Duration(1<<63 - 1)
+
+// nextDue returns when the earliest live member is due a datagram (now if
+// one is already), or noSend.
+func (c *Core) nextDue(now time.Duration) time.Duration {
+	next := noSend
+	for _, r := range c.peers {
+		if r == nil || !c.live(r.slot) {
+			continue
+		}
+		_, at := c.due(now, r)
+		next = min(next, at)
+	}
+	return next
+}
+
+// markUrgent has news (a command, a seal change, a leave) go out to every
+// member at the next send.
+func (c *Core) markUrgent(now time.Duration) {
+	for _, r := range c.peers {
+		if r != nil && !r.pending {
+			r.pending, r.pendingAt = true, now
+		}
+	}
+	c.sendAt = now
+}
+
+// markPending has news go out to r at the next send.
+func (c *Core) markPending(now time.Duration, r *remote) {
+	r.pending, r.pendingAt = true, now
+	c.sendAt = now
+}
+
+// touched notes that r may be due a datagram sooner than send last
+// computed (its round trip, and so its repeat interval, changed).
+func (c *Core) touched(now time.Duration, r *remote) {
+	if _, at := c.due(now, r); at < c.sendAt {
+		c.sendAt = at
+	}
 }
 
 func (c *Core) burst() int64 {
@@ -72,22 +114,29 @@ func (c *Core) refill(dt time.Duration) {
 // send builds the datagrams due now, oldest-waiting member first, within the
 // budget.
 func (c *Core) send(now time.Duration) {
+	defer c.fixDatagrams()
 	c.refill(now - c.refilled)
 	c.refilled = now
-	n := len(c.peers)
-	start := int(c.stats.Datagrams) % n
-	for k := range n {
-		r := c.peers[(start+k)%n]
-		if r == nil || !c.live(r.slot) {
-			continue
+	if live := c.liveMask(); !c.sendKnown || c.sendMask != live || now >= c.sendAt {
+		// Some member may be due: visit them all, then note when the
+		// next is. Until then a Ready (one per datagram received, say)
+		// skips the visit.
+		n := len(c.peers)
+		start := int(c.stats.Datagrams) % n
+		for k := range n {
+			r := c.peers[(start+k)%n]
+			if r == nil || !c.live(r.slot) {
+				continue
+			}
+			if ok, _ := c.due(now, r); !ok {
+				continue
+			}
+			if !c.affordable() {
+				break // out of budget; the deadline wakes us when it refills
+			}
+			c.sendTo(now, r)
 		}
-		if ok, _ := c.due(now, r); !ok {
-			continue
-		}
-		if !c.affordable() {
-			return // out of budget; the deadline wakes us when it refills
-		}
-		c.sendTo(now, r)
+		c.sendKnown, c.sendMask, c.sendAt = true, live, c.nextDue(now)
 	}
 	// A member we stopped listening to may still be listening to us: tell it,
 	// every MaxInterval for a drop timeout, so that it stops listening to us
@@ -96,6 +145,9 @@ func (c *Core) send(now time.Duration) {
 	// The same goes for a member we dropped that still sends to us (it
 	// was frozen, say): the view tells it it was dropped, and it stops.
 	for _, r := range c.peers {
+		if c.suspected == 0 {
+			break
+		}
 		if r == nil || c.suspected&(1<<r.slot) == 0 || (now-r.suspectedAt > c.cfg.DropTimeout && !r.replyDue) {
 			continue
 		}
@@ -115,8 +167,8 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 	if seal > r.sealSent && r.sent {
 		c.waits.Add(now - c.sealAt)
 	}
-	if r.urgent {
-		c.waits.Add(now - r.urgentAt)
+	if r.pending {
+		c.waits.Add(now - r.pendingAt)
 	}
 	cmds := own.Since(r.acked)
 	stmt, signed := c.ownStatement()
@@ -228,10 +280,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		}
 		cmds = rest
 	}
-	// The arena may have moved while growing: point every datagram at the
-	// final storage.
-	c.fixDatagrams()
-	r.urgent = false
+	r.pending = false
 	// A new seal or new commands go out again soon, unless acknowledged
 	// first (due checks); any later datagram is that second copy.
 	r.copyAt = 0
@@ -242,7 +291,8 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 }
 
 // fixDatagrams re-slices every pending datagram from the current arena, which
-// append may have reallocated.
+// append may have reallocated: once, after the last datagram of a Ready is
+// built.
 func (c *Core) fixDatagrams() {
 	off := 0
 	for i := range c.out.Datagrams {
@@ -263,17 +313,15 @@ func (c *Core) deadline(now time.Duration) time.Duration {
 	} else {
 		next = now + c.cfg.Frame - pos%c.cfg.Frame
 	}
-	// The next send: the earliest member due, but not before the budget
-	// allows it. Only sends wait for the budget, never the frame tick.
-	send := time.Duration(-1)
-	for _, r := range c.peers {
-		if r == nil || !c.live(r.slot) {
-			continue
-		}
-		_, at := c.due(now, r)
-		if send < 0 || at < send {
-			send = at
-		}
+	// The next send: the earliest member due (send noted it), but not
+	// before the budget allows it. Only sends wait for the budget, never
+	// the frame tick.
+	send := c.sendAt
+	if !c.sendKnown || c.sendMask != c.liveMask() {
+		send = c.nextDue(now)
+	}
+	if send == noSend {
+		send = -1
 	}
 	// Under the adaptive policy our seal passes the next frame between
 	// frame ticks.

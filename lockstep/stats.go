@@ -19,7 +19,12 @@ type Stats struct {
 	SendWait time.Duration // high percentile of how long a seal change waited for a send
 	Slewed   time.Duration // how much the frame clock has been slowed in total
 
-	Stalls    int64 // frames that had to wait for a seal
+	Stalls int64 // frames that had to wait for a seal
+	// Stalled is how long the frame clock waited in all: for each stall,
+	// from when the frame's time came (or the frame before it was
+	// stepped, if later) until its bucket was complete, as seen by the
+	// calls of Ready.
+	Stalled   time.Duration
 	Submitted int64 // local commands submitted
 	Refused   int64 // local commands refused by Submit (ErrFrameFull aside: that is "later"), and a Session's queued commands it could not keep
 	Commands  int64 // commands stepped (all members')

@@ -12,8 +12,8 @@
 //
 // Conditions come from a [Profile]: a named list of timed [Phase]s that
 // repeats after its last phase. [Named] returns the built-in profiles (lan,
-// broadband, intercontinental, bad, modem; docs/profiles.md tabulates
-// them), and [ParseProfile] and [LoadProfile] read profiles from text, one
+// broadband, intercontinental, bad, modem, and phased, whose conditions
+// change; docs/profiles.md tabulates them), and [ParseProfile] and [LoadProfile] read profiles from text, one
 // phase per line:
 //
 //	name flaky

@@ -21,7 +21,7 @@ func ExampleNamed() {
 	// Output:
 	// name modem
 	// 1m0s latency=70ms jitter=10ms loss=0.5% bw=3600 queue=500ms
-	// netsim: unknown profile "dialup" (known: lan, broadband, intercontinental, bad, modem)
+	// netsim: unknown profile "dialup" (known: lan, broadband, intercontinental, bad, modem, phased)
 }
 
 func ExampleParseProfile() {

@@ -1,20 +1,29 @@
 package netsim
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
 
+// phasedText is the built-in profile whose conditions change: broadband,
+// bad, broadband, two minutes each.
+//
+//go:embed profiles/phased.profile
+var phasedText string
+
 // ErrUnknownProfile is wrapped by the error [Named] returns for a name it
 // does not know; the message lists the names it does.
 var ErrUnknownProfile = errors.New("netsim: unknown profile")
 
-// namedProfiles returns the built-in profiles, worst last. It builds them
-// afresh on every call so no caller can change another's copy. Each is one
-// phase of a minute, repeated: constant conditions. docs/profiles.md
-// tabulates them; keep the two in step.
+// namedProfiles returns the built-in profiles: the constant ones, worst
+// last, then phased. It builds them afresh on every call so no caller can
+// change another's copy. Each constant one is one phase of a minute,
+// repeated; phased is read from the file profiles/phased.profile, whose
+// phases take the settings of broadband and bad. docs/profiles.md
+// tabulates them; keep the three in step.
 func namedProfiles() []Profile {
 	one := func(name string, c Conditions) Profile {
 		return Profile{Name: name, Phases: []Phase{{Duration: time.Minute, Conditions: c}}}
@@ -66,12 +75,22 @@ func namedProfiles() []Profile {
 			Bandwidth: 3_600, // 28.8 kbit/s
 			Queue:     500 * time.Millisecond,
 		}),
+		phased(),
 	}
 }
 
-// Names returns the names [Named] knows, from the best network to the
-// worst: lan, broadband, intercontinental, bad, modem. The slice is the
-// caller's.
+// phased parses phasedText; a test keeps it valid.
+func phased() Profile {
+	p, err := ParseProfile(strings.NewReader(phasedText))
+	if err != nil {
+		panic("netsim: the built-in profile file profiles/phased.profile: " + err.Error())
+	}
+	return p
+}
+
+// Names returns the names [Named] knows: the constant profiles from the
+// best network to the worst (lan, broadband, intercontinental, bad, modem),
+// then phased, whose conditions change. The slice is the caller's.
 func Names() []string {
 	ps := namedProfiles()
 	names := make([]string, len(ps))

@@ -191,7 +191,7 @@ func TestLoadProfile(t *testing.T) {
 }
 
 func TestNamed(t *testing.T) {
-	want := []string{"lan", "broadband", "intercontinental", "bad", "modem"}
+	want := []string{"lan", "broadband", "intercontinental", "bad", "modem", "phased"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -220,6 +220,23 @@ func TestNamed(t *testing.T) {
 	modem, _ := Named("modem")
 	if bw := modem.Phases[0].Bandwidth; bw != 3600 {
 		t.Errorf("modem: bandwidth %d, want 3600", bw)
+	}
+
+	// phased: broadband, bad, broadband, two minutes each, with exactly
+	// the conditions of the constant profiles of those names.
+	phased, _ := Named("phased")
+	broadband, _ := Named("broadband")
+	wantPhases := []Conditions{broadband.Phases[0].Conditions, c, broadband.Phases[0].Conditions}
+	if len(phased.Phases) != len(wantPhases) {
+		t.Fatalf("phased: %d phases, want %d", len(phased.Phases), len(wantPhases))
+	}
+	for i, ph := range phased.Phases {
+		if ph.Duration != 2*time.Minute || ph.Conditions != wantPhases[i] {
+			t.Errorf("phased, phase %d: %v %+v, want 2m %+v", i+1, ph.Duration, ph.Conditions, wantPhases[i])
+		}
+	}
+	if file, err := LoadProfile(filepath.Join("profiles", "phased.profile")); err != nil || file.String() != phased.String() {
+		t.Errorf("LoadProfile(profiles/phased.profile) = %v, %v; want the built-in phased", file, err)
 	}
 
 	_, err := Named("dialup")

@@ -40,6 +40,9 @@ type benchFlags struct {
 	frames   int
 	seed     uint64
 	profiles string
+	frontier bool   // sweep fixed delays against adaptive instead of the matrix
+	seeds    int    // --frontier: seeds from seed on
+	members  string // --frontier: member counts
 }
 
 func (f *benchFlags) check() error {
@@ -48,6 +51,12 @@ func (f *benchFlags) check() error {
 		return fmt.Errorf("--peers %d: want 2..64", f.peers)
 	case f.frames < 0:
 		return fmt.Errorf("--frames %d: want at least 1 (0: %d, or %d with --quick)", f.frames, benchFullFrames, benchQuickFrames)
+	}
+	if f.seeds < 1 {
+		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+	}
+	if _, err := parseMembers(f.members); err != nil {
+		return err
 	}
 	_, err := f.profileList()
 	return err
@@ -115,6 +124,9 @@ type benchResult struct {
 	Netlib []*netlibRun `json:"netlib"`
 	Goals  []goal       `json:"goals"`
 	Plots  []string     `json:"plots,omitempty"`
+	// Frontier is the sweep of --frontier: per profile and member count,
+	// adaptive's point and the fixed delays'.
+	Frontier []*frontier `json:"frontier,omitempty"`
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -128,6 +140,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.frames, "frames", 0, fmt.Sprintf("frames per run (0: %d, or %d with --quick)", benchFullFrames, benchQuickFrames))
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run: the same seeds for every combination")
 	fs.StringVar(&f.profiles, "profiles", "", "comma-separated profiles to run (default: all built-in profiles)")
+	fs.BoolVar(&f.frontier, "frontier", false, "instead of the matrix, sweep fixed:N against adaptive on each profile, member count (--members) and seed (--seeds), and print the Pareto frontier (4,000 frames a run, phased 7,200, unless --frames)")
+	fs.IntVar(&f.seeds, "seeds", 5, "--frontier: how many seeds, from --seed on")
+	fs.StringVar(&f.members, "members", "4,8", "--frontier: comma-separated member counts")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx bench [flags]")
 		fmt.Fprintln(stderr, "\nRuns the scheduling policies (adaptive, aoe, bucket-rtt, fixed:4) over both transports")
@@ -142,7 +157,41 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	start := time.Now()
-	res := f.run(stderr)
+	var res *benchResult
+	if f.frontier {
+		res = &benchResult{Runs: []*benchRun{}, Netlib: []*netlibRun{}, Goals: []goal{}}
+		var jobs []benchJob
+		res.Frontier, jobs = f.frontierJobs(nil)
+		runPool(stderr, jobs)
+		for _, fr := range res.Frontier {
+			fr.judge()
+		}
+		if f.out != "" {
+			plots, err := writeFrontierPlots(f.out, res.Frontier)
+			if err != nil {
+				fmt.Fprintln(stderr, "phalanx bench: plots:", err)
+				return 1
+			}
+			res.Plots = plots
+		}
+		printFrontiers(stdout, res.Frontier)
+		fmt.Fprintf(stdout, "%d runs in %.1f s of wall time on %d CPUs\n", len(jobs), time.Since(start).Seconds(), runtime.NumCPU())
+		if f.json {
+			b, err := json.Marshal(res)
+			if err != nil {
+				fmt.Fprintln(stderr, "phalanx bench:", err)
+				return 1
+			}
+			fmt.Fprintln(stdout, string(b))
+		}
+		for _, fr := range res.Frontier {
+			if len(fr.Errors) > 0 {
+				return 1
+			}
+		}
+		return 0
+	}
+	res = f.run(stderr)
 	res.Goals = judgeGoals(res.Runs)
 	if f.out != "" {
 		plots, err := writePlots(f.out, res)
@@ -220,7 +269,13 @@ func (f *benchFlags) run(stderr io.Writer) *benchResult {
 			},
 		})
 	}
+	runPool(stderr, jobs)
+	return res
+}
 
+// runPool runs jobs on runtime.NumCPU() workers, reporting progress on
+// stderr.
+func runPool(stderr io.Writer, jobs []benchJob) {
 	progress := newProgress(stderr, len(jobs))
 	work := make(chan int)
 	done := make(chan int)
@@ -247,7 +302,6 @@ func (f *benchFlags) run(stderr io.Writer) *benchResult {
 		progress.finished(jobs[i].label, jobs[i].result(), progress.wall[i])
 	}
 	progress.end()
-	return res
 }
 
 func (f *benchFlags) runFlags(profile, policy, transport string) *runFlags {
@@ -258,6 +312,28 @@ func (f *benchFlags) runFlags(profile, policy, transport string) *runFlags {
 	return &runFlags{
 		peers: peers, frames: f.frameCount(), seed: f.seed, profile: profile, sim: "null",
 		frameMS: 50, budget: -1, policy: policy, transport: transport,
+	}
+}
+
+// measureQuiet runs one combination without keeping its samples.
+func (r *benchRun) measureQuiet(f *runFlags) {
+	profile, _ := netsim.Named(f.profile) // the names come from netsim
+	g, err := newGame(f.sim, f.peers, f.seed)
+	if err != nil {
+		r.Error = err.Error()
+		return
+	}
+	start := time.Now()
+	res, err := locksteptest.Run(f.harnessConfig(profile, g))
+	if err != nil {
+		r.Error = err.Error()
+		if res == nil {
+			return
+		}
+	}
+	r.report = newReport(f, profile.Name, res, time.Since(start))
+	if !r.Identical && r.Error == "" {
+		r.Error = "members diverged"
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/netsim"
 )
 
@@ -74,7 +75,7 @@ func TestBenchTiny(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range res.Runs {
 		for _, k := range []string{"policy", "transport", "profile", "peers", "latency_ms", "oneway_ms", "stall_rate",
-			"bytes_per_peer_per_s", "identical", "desyncs", "over_floor_ms", "stalled_frames", "frames"} {
+			"bytes_per_peer_per_s", "identical", "desyncs", "over_floor_ms", "stalled_frames", "stalled_ms", "stall_ms_per_min", "frames"} {
 			if _, ok := r[k]; !ok {
 				t.Errorf("run %v %v %v: missing %q", r["profile"], r["transport"], r["policy"], k)
 			}
@@ -190,7 +191,7 @@ func TestSimTransport(t *testing.T) {
 	if code, _, errs := runCLI(t, "sim", "--transport", "pigeon"); code != 2 || !strings.Contains(errs, `--transport "pigeon"`) {
 		t.Errorf("sim --transport pigeon: exit %d, %q", code, errs)
 	}
-	if d := (&runFlags{transport: "stream", frameMS: 50}).coreConfig(netsim.Profile{}).DropTimeout; d != streamDropTimeout {
-		t.Errorf("drop timeout over the stream %v, want %v", d, streamDropTimeout)
+	if d := (&runFlags{transport: "stream", frameMS: 50}).coreConfig(netsim.Profile{}).DropTimeout; d != lockstep.ReliableDropTimeout {
+		t.Errorf("drop timeout over the stream %v, want %v", d, lockstep.ReliableDropTimeout)
 	}
 }

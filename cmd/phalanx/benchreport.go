@@ -13,13 +13,13 @@ func (f *benchFlags) printMarkdown(w io.Writer, res *benchResult, wall time.Dura
 	fmt.Fprintf(w, "## phalanx bench\n\n")
 	fmt.Fprintf(w, "%d members per run (modem: %d), %d frames of 50 ms (%.0f s of play), seed %d, the null simulation with the rts generator's command rate; %d runs in %.1f s of wall time on %d CPUs.\n\n",
 		f.peers, benchModemPeers, frames, float64(frames)/20, f.seed, len(res.Runs)+len(res.Netlib), wall.Seconds(), runtime.NumCPU())
-	fmt.Fprintln(w, "Latency: a command's submission to its execution on the last member. Floor: the one-way p99, the network's own delay of every datagram or segment. Over floor: latency p95 − one-way p99. Stall rate: share of frames a member waited for a seal. Up: bytes per member per second on the wire, 56 bytes of headers per datagram or segment, retransmissions included.")
+	fmt.Fprintln(w, "Latency: a command's submission to its execution on the last member. Floor: the one-way p99, the network's own delay of every datagram or segment. Over floor: latency p95 − one-way p99. Stall rate: share of frames a member waited for a seal. Stall ms/min: how long a member's frame clock waited, per member and minute of play. Up: bytes per member per second on the wire, 56 bytes of headers per datagram or segment, retransmissions included.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| profile | transport | policy | peers | identical | latency p50 / p95 / p99 (ms) | one-way p99 (ms) | p95 over floor (ms) | stall rate | stalled frames | up B/s | up kbit/s |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| profile | transport | policy | peers | identical | latency p50 / p95 / p99 (ms) | one-way p99 (ms) | p95 over floor (ms) | stall rate | stalled frames | stall ms/min | up B/s | up kbit/s |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range res.Runs {
 		if r.report == nil {
-			fmt.Fprintf(w, "| %s | %s | %s | | error: %s | | | | | | | |\n", "?", r.Transport, r.Policy, r.Error)
+			fmt.Fprintf(w, "| %s | %s | %s | | error: %s | | | | | | | | |\n", "?", r.Transport, r.Policy, r.Error)
 			continue
 		}
 		ident := fmt.Sprint(r.Identical)
@@ -32,9 +32,9 @@ func (f *benchFlags) printMarkdown(w io.Writer, res *benchResult, wall time.Dura
 		case r.Error != "":
 			ident += " (" + r.Error + ")"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %.0f / %.0f / %.0f | %.1f | %.0f | %.5f | %d | %.0f | %.1f |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %.0f / %.0f / %.0f | %.1f | %.0f | %.5f | %d | %.1f | %.0f | %.1f |\n",
 			r.Profile, r.Transport, r.Policy, r.Peers, ident, r.Latency.P50, r.Latency.P95, r.Latency.P99,
-			r.OneWay.P99, r.OverFloorMS, r.StallRate, r.StalledFrames, r.Bytes.Up, r.Bytes.Up*8/1000)
+			r.OneWay.P99, r.OverFloorMS, r.StallRate, r.StalledFrames, r.StallMSPerMin, r.Bytes.Up, r.Bytes.Up*8/1000)
 	}
 	fmt.Fprintln(w)
 	if len(res.Goals) > 0 {

@@ -187,6 +187,7 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 		res.FinalHash = fmt.Sprintf("%016x", st.Hash)
 	}
 	res.Stalls, res.Delay = st.Stats.Core.Stalls, st.Stats.Core.Delay
+	res.StalledMS = ms(st.Stats.Core.Stalled)
 	res.Signed, res.Verified = st.Stats.Core.StatementsSigned, st.Stats.Core.StatementsVerified
 	for _, e := range r.m.Events() {
 		if e.Type == lockstep.EventStop {

@@ -41,6 +41,7 @@ type memberResult struct {
 	FinalHash  string                           `json:"final_hash"`
 	Stepped    int64                            `json:"stepped"`
 	Stalls     int64                            `json:"stalls"`
+	StalledMS  float64                          `json:"stalled_ms"` // how long its frame clock waited (lockstep.Stats.Stalled)
 	Delay      int                              `json:"delay"`
 	BytesUp    int64                            `json:"bytes_up"`   // UDP payload plus 28 bytes per packet
 	BytesDown  int64                            `json:"bytes_down"` // likewise

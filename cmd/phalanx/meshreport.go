@@ -91,7 +91,7 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	slices.SortFunc(results, func(a, b *memberResult) int { return a.Slot - b.Slot })
 	hashes := map[string][]int{}
 	var stalls, up, down, packets, signed, verified int64
-	var secs, cpu float64
+	var secs, cpu, stalledMS float64
 	var oneway []time.Duration
 	var cursors []map[reckon.Method]reckon.Metrics
 	for _, res := range results {
@@ -105,6 +105,7 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 			ok = false
 		}
 		stalls += res.Stalls
+		stalledMS += res.StalledMS
 		up += res.BytesUp
 		down += res.BytesDown
 		packets += res.Packets
@@ -142,6 +143,7 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	n := float64(max(1, len(results)))
 	secs = max(secs, 1e-9)
 	r.StallRate = math.Round(float64(stalls)/n/float64(f.frames)*1e5) / 1e5
+	r.setStalled(time.Duration(stalledMS*float64(time.Millisecond)), len(results), f.frames)
 	r.Bytes.Up = math.Round(float64(up) / n / secs)
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(packets)/n/secs*10) / 10

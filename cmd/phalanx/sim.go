@@ -41,12 +41,12 @@ func (f *runFlags) register(fs *flag.FlagSet, peers, frames int) {
 	fs.IntVar(&f.peers, "peers", peers, "number of members: 1 to 64 (--sim rts: 1 to 16)")
 	fs.IntVar(&f.frames, "frames", frames, "frames to play")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the game, the generators and the network")
-	fs.StringVar(&f.profile, "profile", "broadband", "network profile: lan, broadband, intercontinental, bad, modem, or a profile file")
+	fs.StringVar(&f.profile, "profile", "broadband", "network profile: lan, broadband, intercontinental, bad, modem, phased (broadband, bad, broadband, two minutes each), or a profile file")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object as the last line")
 	fs.StringVar(&f.sim, "sim", "rts", "simulation: rts (examples/rts) or null (hashes what it steps)")
 	fs.IntVar(&f.frameMS, "frame-ms", 50, "frame length in milliseconds")
 	fs.IntVar(&f.delay, "delay", 0, "stamp commands this many frames ahead instead of adapting (0: adaptive; the same as --policy fixed:N)")
-	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N")
+	fs.StringVar(&f.policy, "policy", "adaptive", "scheduling policy: adaptive, aoe (200 ms turns, two ahead), bucket-rtt (turns of one RTT, one ahead) or fixed:N (N frames ahead)")
 	fs.IntVar(&f.budget, "budget", -1, "upload budget per member in bytes/s (-1: the profile's uplink cap, 0: none)")
 	fs.StringVar(&f.record, "record", "", "write each member's replay to `DIR`/member-N.phx (creating DIR)")
 	fs.BoolVar(&f.unsigned, "unsigned", false, "members sign nothing and check no signatures (by default each signs its command stream; the difference is the cost)")
@@ -66,7 +66,7 @@ func (f *runFlags) check() error {
 	case f.delay < 0:
 		return fmt.Errorf("--delay %d: want 0 (adaptive) or more", f.delay)
 	}
-	if _, _, err := lockstep.ParsePolicy(f.policy, time.Duration(f.frameMS)*time.Millisecond); err != nil {
+	if _, err := parsePolicy(f.policy, time.Duration(f.frameMS)*time.Millisecond); err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
 	switch f.transport {
@@ -123,24 +123,17 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 		budget = uplinkCap(p)
 	}
 	frame := time.Duration(f.frameMS) * time.Millisecond
-	fixed, turns, _ := lockstep.ParsePolicy(f.policy, frame) // checked by check
+	policy, _ := parsePolicy(f.policy, frame) // checked by check
 	if f.delay > 0 {
-		fixed = f.delay
+		policy = lockstep.Fixed{Frames: f.delay}
 	}
 	cfg := lockstep.Config{
-		Frame:      frame,
-		FixedDelay: fixed,
-		Turns:      turns,
-		Budget:     budget,
+		Frame:  frame,
+		Policy: policy,
+		Budget: budget,
 	}
 	if f.transport == locksteptest.TransportStream {
-		// A reliable stream loses nothing, it only delays: wait for it
-		// as a TCP session would, rather than drop a member stuck
-		// behind a retransmission after the datagram default of 5 s;
-		// and a second copy of each seal would only queue behind the
-		// first.
-		cfg.DropTimeout = streamDropTimeout
-		cfg.SealRepeat = -1
+		cfg = lockstep.ReliableCarrier(cfg)
 	}
 	return cfg
 }
@@ -158,10 +151,6 @@ func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
 	}
 	*c = own
 }
-
-// streamDropTimeout is how long members over the stream transport wait for
-// a silent member before dropping it.
-const streamDropTimeout = time.Minute
 
 func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("phalanx sim", flag.ContinueOnError)
@@ -254,7 +243,12 @@ type report struct {
 	FinalHash string  `json:"final_hash"`
 	Desyncs   int     `json:"desyncs"`
 	StallRate float64 `json:"stall_rate"`
-	Latency   struct {
+	// StalledMS is how long the members' frame clocks waited for seals,
+	// summed over members (lockstep.Stats.Stalled); StallMSPerMin the same
+	// per member and minute of play (frames × frame length).
+	StalledMS     float64 `json:"stalled_ms"`
+	StallMSPerMin float64 `json:"stall_ms_per_min"`
+	Latency       struct {
 		P50 float64 `json:"p50"`
 		P95 float64 `json:"p95"`
 		P99 float64 `json:"p99"`
@@ -355,6 +349,14 @@ type side struct {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 
+// setStalled sets the stall time of the report: stalled, summed over
+// members members, who played frames frames of r.FrameMS.
+func (r *report) setStalled(stalled time.Duration, members, frames int) {
+	r.StalledMS = ms(stalled)
+	minutes := float64(frames) * float64(r.FrameMS) / 60000
+	r.StallMSPerMin = math.Round(r.StalledMS/float64(max(1, members))/max(minutes, 1e-9)*100) / 100
+}
+
 func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.Duration) *report {
 	r := &report{Peers: f.peers, Frames: f.frames, FrameMS: f.frameMS, Sim: f.sim, Profile: profile, Seed: f.seed}
 	r.Identical = res.Identical
@@ -409,10 +411,12 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 		}
 	}
 	var stalls, up, down, dgrams, signed, verified int64
+	var stalled time.Duration
 	for _, m := range res.Members {
 		if m.Killed || m.Open {
 			continue
 		}
+		stalled += m.Stats.Stalled
 		signed += m.Stats.StatementsSigned
 		verified += m.Stats.StatementsVerified
 		stalls += m.Stats.Stalls
@@ -426,6 +430,7 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	n := float64(max(1, len(r.DelayFrames)))
 	secs := max(res.Duration.Seconds(), 1e-9)
 	r.StallRate = math.Round(float64(stalls)/n/float64(f.frames)*1e5) / 1e5
+	r.setStalled(stalled, int(n), f.frames)
 	r.Bytes.Up = math.Round(float64(up) / n / secs)
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(dgrams)/n/secs*10) / 10
@@ -474,7 +479,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "  latency submit→execution on the last member: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (%d commands)\n",
 		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Commands)
 	fmt.Fprintf(w, "  network one-way delay (the floor): p50 %.1f ms, p99 %.1f ms\n", r.OneWay.P50, r.OneWay.P99)
-	fmt.Fprintf(w, "  stall rate %.4f, delay now %v frames\n", r.StallRate, r.DelayFrames)
+	fmt.Fprintf(w, "  stall rate %.4f, stalled %.0f ms in all (%.1f ms per member-minute), delay now %v frames\n", r.StallRate, r.StalledMS, r.StallMSPerMin, r.DelayFrames)
 	fmt.Fprintf(w, "  per member: %.0f B/s up, %.0f B/s down, %.1f datagrams/s (IP, UDP and QUIC headers counted)\n", r.Bytes.Up, r.Bytes.Down, r.Datagrams)
 	if r.CPUPercent > 0 {
 		fmt.Fprintf(w, "  CPU per member process: %.1f%% of one core\n", r.CPUPercent)

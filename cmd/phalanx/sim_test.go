@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,10 +36,16 @@ func TestSimJSONContract(t *testing.T) {
 		}
 		m := lastJSON(t, out)
 		for _, k := range []string{"peers", "frames", "frame_ms", "identical", "final_hash", "desyncs", "stall_rate",
-			"latency_ms", "oneway_ms", "bytes_per_peer_per_s", "datagrams_per_peer_per_s"} {
+			"stalled_ms", "stall_ms_per_min", "latency_ms", "oneway_ms", "bytes_per_peer_per_s", "datagrams_per_peer_per_s"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("%s: missing %q", sim, k)
 			}
+		}
+		// Stall time goes with stalled frames, and per member-minute is
+		// the sum over 3 members of 200 frames of 50 ms (10 s).
+		rate, stalled, perMin := m["stall_rate"].(float64), m["stalled_ms"].(float64), m["stall_ms_per_min"].(float64)
+		if (rate > 0) != (stalled > 0) || math.Abs(perMin-stalled/3/(10.0/60)) > 0.01 {
+			t.Errorf("%s: stall rate %v, stalled %v ms, %v ms per member-minute: inconsistent", sim, rate, stalled, perMin)
 		}
 		if m["identical"] != true || m["peers"] != float64(3) || m["frames"] != float64(200) {
 			t.Errorf("%s: %v", sim, m)

@@ -18,7 +18,7 @@ func runStream(t testing.TB, profile string, members, frames int, seed uint64, t
 	if transport == TransportStream {
 		// A reliable stream loses nothing, it only delays, at times by
 		// more than the default drop timeout on the worst profiles; the
-		// CLI waits as long (cmd/phalanx streamDropTimeout).
+		// CLI waits as long (lockstep.ReliableCarrier).
 		core.DropTimeout = time.Minute
 	}
 	return runOver(t, profile, members, frames, seed, core, transport)

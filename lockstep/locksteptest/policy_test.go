@@ -1,0 +1,126 @@
+package locksteptest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/netsim"
+)
+
+// The scheduling policies (lockstep.Policy) over the virtual network.
+
+// runPolicy runs members over profile in virtual time under policy, each
+// submitting a command every few frames, and returns the result.
+func runPolicy(t *testing.T, members, frames int, profile string, policy lockstep.Policy) *Result {
+	t.Helper()
+	p, err := netsim.Named(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Config{
+		Members:  members,
+		Frames:   frames,
+		Seed:     7,
+		Profile:  p,
+		Core:     lockstep.Config{Policy: policy},
+		Unsigned: true,
+		NewSim:   func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
+		Commands: func(slot bucket.Slot, f bucket.Frame) [][]byte {
+			if (int(f)+int(slot))%3 == 0 {
+				return [][]byte{{byte(slot), byte(f)}}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical {
+		t.Fatalf("members diverged at frame %d", res.Diverged)
+	}
+	return res
+}
+
+// A fixed delay of N frames runs every command between N-1 and N frames
+// after its submission (it is submitted somewhere inside a frame and
+// stamped N frames after that frame), on a network fast enough for it,
+// give or take how far the last member's frame clock trails (members slow
+// theirs towards the slowest, within an eighth of a frame).
+func TestPolicyFixedRunsCommandsExactlyAhead(t *testing.T) {
+	const n = 3
+	res := runPolicy(t, 3, 400, "lan", lockstep.Fixed{Frames: n})
+	lo, hi := res.LatencyPercentile(0), res.LatencyPercentile(100)
+	slack := lockstep.DefaultFrame / 4
+	if lo < (n-1)*lockstep.DefaultFrame || hi > n*lockstep.DefaultFrame+slack {
+		t.Errorf("fixed:%d: latencies from %v to %v, want within [%v, %v]", n, lo, hi, (n-1)*lockstep.DefaultFrame, n*lockstep.DefaultFrame+slack)
+	}
+	for _, m := range res.Members {
+		if m.Stats.Delay != n || m.Stats.Lead != 0 {
+			t.Errorf("member %d: delay %d frames, lead %v; want %d frames and no adaptive lead", m.Slot, m.Stats.Delay, m.Stats.Lead, n)
+		}
+		if m.Stats.Stalls != 0 {
+			t.Errorf("member %d stalled %d frames on the lan at fixed:%d", m.Slot, m.Stats.Stalls, n)
+		}
+	}
+}
+
+// Bucket synchronization sizes each turn by the largest smoothed round
+// trip, in whole frames.
+func TestPolicyBucketRTTSizesTurnsByRoundTrip(t *testing.T) {
+	res := runPolicy(t, 3, 300, "intercontinental", lockstep.BucketRTT())
+	// The profile's one-way delay is 80 ms plus jitter of mean 6 ms: round
+	// trips of about 172 ms, four frames of 50 ms (five when the jitter
+	// of both ways adds up past 200 ms).
+	for _, m := range res.Members {
+		if m.Stats.Delay < 4 || m.Stats.Delay > 5 {
+			t.Errorf("member %d: turns of %d frames, want 4 or 5 (round trips of about 172 ms)", m.Slot, m.Stats.Delay)
+		}
+	}
+	if p50 := res.LatencyPercentile(50); p50 < 150*time.Millisecond || p50 > 300*time.Millisecond {
+		t.Errorf("median latency %v, want a turn to a turn and a half of about 200 ms", p50)
+	}
+}
+
+// The adaptive lead follows the network: small on a lan, past the one-way
+// delay on an ocean crossing, and well under what fixed turns of a round
+// trip cost there.
+func TestPolicyAdaptiveFollowsTheNetwork(t *testing.T) {
+	lan := runPolicy(t, 3, 400, "lan", lockstep.Adaptive{})
+	ocean := runPolicy(t, 3, 400, "intercontinental", nil)
+	for _, m := range lan.Members {
+		if m.Stats.Delay != 1 {
+			t.Errorf("lan, member %d: delay %d frames, want 1 (a lead under a frame)", m.Slot, m.Stats.Delay)
+		}
+	}
+	oneWay := ocean.OneWayPercentile(50)
+	for _, m := range ocean.Members {
+		if m.Stats.Lead < oneWay {
+			t.Errorf("intercontinental, member %d: lead %v under the median one-way delay %v", m.Slot, m.Stats.Lead, oneWay)
+		}
+	}
+	if p95 := ocean.LatencyPercentile(95); p95 > 200*time.Millisecond {
+		t.Errorf("intercontinental: latency p95 %v, want under 200 ms (about the one-way delay plus a frame)", p95)
+	}
+}
+
+// On the phased profile (broadband, bad, broadband, two minutes each) the
+// adaptive lead grows for the bad minutes and comes back down after them.
+func TestPolicyAdaptiveFollowsPhases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six minutes of virtual play")
+	}
+	const members = 3
+	inBad := runPolicy(t, members, 4600, "phased", nil) // ends 10 s before the bad minutes do
+	after := runPolicy(t, members, 7000, "phased", nil) // ends 110 s into the broadband after them
+	for i := range members {
+		bad, good := inBad.Members[i].Stats.Lead, after.Members[i].Stats.Lead
+		if bad < 150*time.Millisecond {
+			t.Errorf("member %d: lead %v at the end of the bad minutes, want at least 150 ms (one-way delays of 60 to 230 ms)", i, bad)
+		}
+		if good > 40*time.Millisecond {
+			t.Errorf("member %d: lead %v back on broadband, want at most 40 ms (one-way delays of 15 to 25 ms)", i, good)
+		}
+	}
+}

@@ -24,7 +24,12 @@ func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 		// then completes the handshake in its mode, which proves it runs
 		// that mode (see serverTLS).
 		conf.NextProtos = []string{t.mode.alpn(), t.mode.other().alpn()}
-		conn, err := t.qt.Dial(t.ctx, addr, conf, t.mode.quicConfig())
+		conn, release, err := t.host.dialDatagram(t.ctx, addr, conf, t.mode.quicConfig())
+		if err == nil {
+			t.mu.Lock()
+			t.releases = append(t.releases, release)
+			t.mu.Unlock()
+		}
 		otherMode := err == nil && conn.ConnectionState().TLS.NegotiatedProtocol != t.mode.alpn()
 		if otherMode {
 			// The member ends the handshake once it has our proof, which
@@ -64,27 +69,22 @@ func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 	}
 }
 
-// acceptLoop accepts connections from lower members and refuses the rest.
-func (t *Transport) acceptLoop() {
-	for {
-		conn, err := t.ln.Accept(t.ctx)
-		if err != nil {
-			return
-		}
-		id, err := remoteID(conn)
-		if err != nil {
-			t.refuse(conn, CodeBadIdentity, "no libp2p identity", "", err)
-			continue
-		}
-		slot, member := t.sess.Slot(id)
-		switch {
-		case !member:
-			t.refuse(conn, CodeNotMember, "not a member of this session", id, nil)
-		case id >= t.sess.Members[t.self]:
-			t.refuse(conn, CodeWrongDirection, "the lower peer ID dials", id, nil)
-		default:
-			t.attach(slot, conn)
-		}
+// accepted takes a connection the host accepted for the datagram channel:
+// it attaches one from a lower member and refuses the rest.
+func (t *Transport) accepted(conn *quic.Conn) {
+	id, err := remoteID(conn)
+	if err != nil {
+		t.refuse(conn, CodeBadIdentity, "no libp2p identity", "", err)
+		return
+	}
+	slot, member := t.sess.Slot(id)
+	switch {
+	case !member:
+		t.refuse(conn, CodeNotMember, "not a member of this session", id, nil)
+	case id >= t.sess.Members[t.self]:
+		t.refuse(conn, CodeWrongDirection, "the lower peer ID dials", id, nil)
+	default:
+		t.attach(slot, conn)
 	}
 }
 

@@ -3,6 +3,7 @@ package peer
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -105,10 +106,11 @@ type Transport struct {
 	self     bucket.Slot
 	log      *slog.Logger
 	impaired *netsim.Conn // nil without a profile
-	qt       *quic.Transport
-	ln       *quic.Listener
+	sock     *socket      // the host's datagram socket
 	mode     Mode
-	queue    int // ModeStream: bound of each member's send queue, bytes
+
+	serverConf *tls.Config // the listener's side of the handshake (serverTLS)
+	queue      int         // ModeStream: bound of each member's send queue, bytes
 
 	links []atomic.Pointer[link] // by slot
 	in    chan lockstep.Inbound
@@ -129,6 +131,7 @@ type Transport struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	releases  []func() // guarded by mu: the dial sockets' references, given back by Close
 
 	epoch    time.Time    // when the transport started
 	lastRecv atomic.Int64 // time of the last datagram from anyone, in ns since epoch; 0 none
@@ -180,10 +183,6 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 			return nil, err
 		}
 	}
-	sock, err := h.acquireDatagram()
-	if err != nil {
-		return nil, err
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -208,32 +207,26 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 		members:  make([]memberCounters, n),
 		dialErr:  make([]error, n),
 	}
+	t.serverConf = serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	sock, err := h.acquireDatagram(t)
+	if err != nil {
+		t.cancel()
+		return nil, err
+	}
+	t.sock = sock
 	if cfg.PacketLog != nil {
 		t.plog = newPacketLog(cfg.PacketLog, sess, n, cfg.Mode)
 	}
-
-	var pc net.PacketConn = sock
 	if cfg.Profile != nil {
 		r := sess.Seed.PCG().Derive(fmt.Sprintf("peer/netsim/%d", sess.Self))
-		t.impaired = netsim.WrapPacketConn(hostSocket{sock}, *cfg.Profile, r)
-		pc = t.impaired
-	}
-	t.qt = &quic.Transport{Conn: pc}
-	t.ln, err = t.qt.Listen(serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode), cfg.Mode.quicConfig())
-	if err != nil {
-		t.qt.Close()
-		if t.impaired != nil {
-			t.impaired.Close()
-		}
-		t.cancel()
-		h.releaseDatagram()
-		return nil, fmt.Errorf("peer: datagram listener: %w", err)
+		t.impaired = netsim.WrapPacketConn(rawSocket{sock.conn}, *cfg.Profile, r)
+		var pc net.PacketConn = t.impaired
+		sock.impair.Store(&pc)
 	}
 	if n == 1 {
 		close(t.ready)
 	}
-	t.wg.Go(t.acceptLoop)
 	for slot, id := range sess.Members {
 		if id > h.ID() {
 			t.wg.Go(func() { t.dialLoop(bucket.Slot(slot), id) })
@@ -280,15 +273,9 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 		}
 	}
 	t.wg.Go(t.monitor(cfg.SilenceWarning))
-	t.log.Info("peer: datagram channel up", "members", n, "addr", pc.LocalAddr(), "mode", cfg.Mode, "impaired", cfg.Profile != nil)
+	t.log.Info("peer: datagram channel up", "members", n, "addr", sock.LocalAddr(), "mode", cfg.Mode, "impaired", cfg.Profile != nil)
 	return t, nil
 }
-
-// hostSocket is the host's socket as the impairment wrapper sees it:
-// closing the wrapper must leave the socket to the host.
-type hostSocket struct{ *net.UDPConn }
-
-func (hostSocket) Close() error { return nil }
 
 // deliver counts and logs one packet from slot and puts it on Incoming.
 // In ModeDatagram a full Incoming drops it; in ModeStream, where nothing
@@ -405,7 +392,7 @@ func (t *Transport) Incoming() <-chan lockstep.Inbound { return t.in }
 func (t *Transport) Session() *Session { return t.sess }
 
 // LocalAddr returns the address of the datagram socket.
-func (t *Transport) LocalAddr() net.Addr { return t.qt.Conn.LocalAddr() }
+func (t *Transport) LocalAddr() net.Addr { return t.sock.LocalAddr() }
 
 // Close closes every connection (telling the members with [CodeClosed]),
 // stops every goroutine the transport started, flushes the packet log,
@@ -424,10 +411,17 @@ func (t *Transport) Close() error {
 			}
 		}
 		wg.Wait()
-		_ = t.ln.Close()
-		t.closeErr = t.qt.Close()
+		t.host.releaseDatagram(t)
 		t.wg.Wait()
+		t.mu.Lock()
+		releases := t.releases
+		t.releases = nil
+		t.mu.Unlock()
+		for _, release := range releases {
+			release()
+		}
 		if t.impaired != nil {
+			t.sock.impair.Store(nil)
 			_ = t.impaired.Close()
 		}
 		if t.plog != nil {
@@ -436,7 +430,6 @@ func (t *Transport) Close() error {
 			}
 		}
 		close(t.in)
-		t.host.releaseDatagram()
 		t.log.Info("peer: datagram channel closed")
 	})
 	return t.closeErr

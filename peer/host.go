@@ -52,6 +52,19 @@ type HostConfig struct {
 	// IdentityFile is where the identity is kept when Identity is nil.
 	IdentityFile string
 
+	// NAT readies the host for members behind NATs (see Meet): the
+	// circuit relay client (reservations at a relay, connections through
+	// it) and hole punching (DCUtR) once a relay's directory has told the
+	// host the address it is seen at. Off, the host has no relay at all.
+	NAT bool
+
+	// PublicCIDRs are address ranges the host treats as public besides the
+	// internet's (see PublicFilter), for labs and private WANs: go-libp2p
+	// counts ranges such as 198.18.0.0/15 as neither public nor private,
+	// so hole punching would offer no address there. Empty on the
+	// internet.
+	PublicCIDRs []netip.Prefix
+
 	// Logger receives the host's log records; nil discards them.
 	Logger *slog.Logger
 }
@@ -80,6 +93,8 @@ type Host struct {
 
 	refusals *refusalLog // warnings about refused strangers, rate-limited
 	gate     *gater
+	nat      natState // NAT traversal (nat.go)
+	natOn    bool     // HostConfig.NAT
 
 	mu           sync.Mutex
 	closed       bool
@@ -138,7 +153,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		libp2p.NoTransports,
 		libp2p.Transport(libp2pquic.NewTransport),
 		libp2p.ListenAddrStrings(listen...),
-		libp2p.DisableRelay(),
+		relayOption(cfg.NAT),
 		libp2p.DisableMetrics(),
 		libp2p.DisableIdentifyAddressDiscovery(),
 		libp2p.UserAgent("phalanx"),
@@ -168,8 +183,11 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		cm.Close()
 		return nil, err
 	}
+	hst.nat.public = PublicFilter(cfg.PublicCIDRs)
+	hst.natOn = cfg.NAT
 	gate.host.Store(hst)
 	h.SetStreamHandler(LobbyProtocol, hst.handleLobbyStream)
+	h.SetStreamHandler(PacketsProtocol, hst.handlePackets)
 	log.Info("peer: host started", "id", h.ID(), "addrs", h.Addrs(), "datagram", hst.dgramAddr)
 	return hst, nil
 }
@@ -234,6 +252,8 @@ func (h *Host) Close() error {
 	h.bg.Wait()
 	h.refusals.flush()
 	h.h.RemoveStreamHandler(LobbyProtocol)
+	h.h.RemoveStreamHandler(PacketsProtocol)
+	h.nat.close()
 	_ = h.dgramLn.Close()
 	<-h.accepted
 	err := h.h.Close()

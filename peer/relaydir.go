@@ -108,12 +108,9 @@ func (r *Relay) handleDirectory(s network.Stream) {
 		}
 		addrs = append(addrs, m)
 	}
-	for _, a := range r.h.Addrs() {
-		if r.public(a) {
-			if circ, err := ma.NewMultiaddr(a.String() + "/p2p/" + r.h.ID().String() + "/p2p-circuit"); err == nil {
-				addrs = append(addrs, circ)
-			}
-			break
+	if ra := r.addr(); ra != nil {
+		if circ, err := ma.NewMultiaddr(ra.String() + "/p2p/" + r.h.ID().String() + "/p2p-circuit"); err == nil {
+			addrs = append(addrs, circ)
 		}
 	}
 	r.mu.Lock()
@@ -199,4 +196,19 @@ func (h *Host) Register(ctx context.Context, relay peer.ID, lobby string, size i
 		out.Members = append(out.Members, e)
 	}
 	return out, nil
+}
+
+// addr returns the relay's address for circuit addresses: its first public
+// one (see PublicFilter), else its first.
+func (r *Relay) addr() ma.Multiaddr {
+	addrs := r.h.Addrs()
+	for _, a := range addrs {
+		if r.public(a) {
+			return a
+		}
+	}
+	if len(addrs) > 0 {
+		return addrs[0]
+	}
+	return nil
 }

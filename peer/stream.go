@@ -190,6 +190,13 @@ func (s *streamSender) fail(err error) {
 	s.mu.Unlock()
 }
 
+// failed returns why the stream failed, or nil.
+func (s *streamSender) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
 // run opens the stream on conn and writes what is queued, in order, until
 // the connection ends or a write fails. It blocks while QUIC holds the
 // writes back.
@@ -200,6 +207,12 @@ func (s *streamSender) run(conn *quic.Conn) {
 		s.fail(fmt.Errorf("opening the stream: %w", err))
 		return
 	}
+	s.write(ctx, str)
+}
+
+// write writes what is queued to w, in order, until ctx ends or a write
+// fails.
+func (s *streamSender) write(ctx context.Context, str io.Writer) {
 	var batch []byte
 	for {
 		select {
@@ -250,7 +263,7 @@ func (t *Transport) streamReadLoop(slot bucket.Slot, conn *quic.Conn) {
 				}
 				break
 			}
-			if !t.deliver(slot, packet) {
+			if !t.deliver(slot, packet, false) {
 				return
 			}
 		}

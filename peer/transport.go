@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/quic-go/quic-go"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -144,11 +145,29 @@ type Transport struct {
 	silent   atomic.Bool // the silence warning is out; the next datagram clears it
 }
 
-// link is the connection to one member and, in ModeStream, the send queue
-// of its stream.
+// link is the connection to one member and, in ModeStream or over a
+// relay, the send queue of its stream.
 type link struct {
-	conn *quic.Conn
-	out  *streamSender // nil in ModeDatagram
+	conn    *quic.Conn     // nil for a relayed link
+	relayed network.Stream // the stream over a relayed libp2p connection (relaylink.go); nil otherwise
+	out     *streamSender  // nil in ModeDatagram on a direct link
+}
+
+// close ends the link, telling the member why.
+func (l *link) close(code quic.ApplicationErrorCode, why string) {
+	if l.relayed != nil {
+		_ = l.relayed.Reset()
+		return
+	}
+	_ = l.conn.CloseWithError(code, why)
+}
+
+// alive reports whether the link's connection is still open.
+func (l *link) alive() bool {
+	if l.relayed != nil {
+		return l.out.failed() == nil
+	}
+	return l.conn.Context().Err() == nil
 }
 
 // NewTransport opens the datagram channel of sess on h's datagram socket
@@ -281,7 +300,8 @@ func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConf
 // In ModeDatagram a full Incoming drops it; in ModeStream, where nothing
 // may be lost, it waits (and QUIC's flow control in time holds the member
 // back). It returns false if the transport closed meanwhile.
-func (t *Transport) deliver(slot bucket.Slot, data []byte) bool {
+// A relayed link's packets (reliable) wait as in ModeStream.
+func (t *Transport) deliver(slot bucket.Slot, data []byte, reliable bool) bool {
 	m := &t.members[slot]
 	now := time.Now()
 	t.lastRecv.Store(max(int64(now.Sub(t.epoch)), 1))
@@ -294,7 +314,7 @@ func (t *Transport) deliver(slot bucket.Slot, data []byte) bool {
 		t.plog.record(now, dirIn, slot, data)
 	}
 	in := lockstep.Inbound{From: slot, Data: data}
-	if t.mode == ModeStream {
+	if t.mode == ModeStream || reliable {
 		select {
 		case t.in <- in:
 			return true
@@ -407,7 +427,7 @@ func (t *Transport) Close() error {
 		var wg sync.WaitGroup
 		for i := range t.links {
 			if l := t.links[i].Load(); l != nil {
-				wg.Go(func() { _ = l.conn.CloseWithError(CodeClosed, "transport closed") })
+				wg.Go(func() { l.close(CodeClosed, "transport closed") })
 			}
 		}
 		wg.Wait()

@@ -36,6 +36,7 @@ type memberFlags struct {
 	showAddr  bool
 	// lobbyTimeout bounds the wait for the other members in the lobby.
 	lobbyTimeout time.Duration
+	relayFlags
 }
 
 func (mf *memberFlags) register(fs *flag.FlagSet) {
@@ -52,6 +53,7 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per packet sent or received to `FILE`")
 	fs.BoolVar(&mf.showAddr, "show-addr", false, "print every address this member listens on (for the others' --join; with --json as a JSON list) and exit; use with --key and a fixed --listen port")
 	fs.DurationVar(&mf.lobbyTimeout, "lobby-timeout", 5*time.Minute, "give up when the other members have not all answered in the lobby after this long")
+	mf.registerRelay(fs)
 }
 
 // errShowAddr ends a member that was only asked for its address.
@@ -89,7 +91,10 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if err := mf.check(); err != nil {
 			return err
 		}
-		if !mesh && !mf.mdns && !mf.showAddr && len(mf.join) != mf.peers-1 {
+		if err := mf.checkRelay(); err != nil {
+			return err
+		}
+		if !mesh && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
 		if _, err := peer.ParseAddrs(mf.join...); err != nil { // before the host starts
@@ -128,6 +133,8 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	if mesh {
 		b, _ := json.Marshal(memberMsg{Type: "result", Slot: res.Slot, Result: res})
 		fmt.Fprintln(stdout, string(b))
+	} else if mf.json && !mf.showAddr {
+		printResultJSON(stdout, res)
 	} else if res.Slot >= 0 { // it took part in a session
 		fmt.Fprintf(stdout, "member %d: stepped to frame %d, final hash %s, %d stalls\n", res.Slot, res.Stepped, res.FinalHash, res.Stalls)
 		for _, e := range res.Events {
@@ -153,7 +160,8 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	if err != nil {
 		return res, err
 	}
-	host, err := peer.NewHost(ctx, peer.HostConfig{ListenAddrs: []string{mf.listen}, IdentityFile: mf.key, Logger: logger})
+	host, err := peer.NewHost(ctx, peer.HostConfig{ListenAddrs: []string{mf.listen}, IdentityFile: mf.key, Logger: logger,
+		NAT: mf.relay != "", PublicCIDRs: mf.publicCIDRs})
 	if err != nil {
 		return res, err
 	}
@@ -234,6 +242,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		},
 		Join:         others,
 		MDNS:         mf.mdns,
+		Meet:         mf.meet(),
 		LobbyTimeout: mf.lobbyTimeout,
 		NewSim: func(s *peer.Session) lockstep.Simulation {
 			run.started(s, game(s))

@@ -19,9 +19,19 @@ func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 		// No direct path (or a direct one that keeps failing) but one
 		// through a relay: the packets take the relayed connection.
 		if relayOnly || (failures >= 3 && t.host.pathsTo(id).relayed) {
-			err := t.dialRelayed(slot, id)
+			l, err := t.dialRelayed(slot, id)
 			if err == nil {
-				return
+				// Open it again if the member refuses or loses it, as long
+				// as it is the member's link.
+				select {
+				case <-t.ctx.Done():
+					return
+				case <-l.out.done:
+				}
+				if t.links[slot].Load() != l {
+					return
+				}
+				err = l.out.failed()
 			}
 			t.log.Debug("peer: opening the relayed packet stream failed; retrying", "member", slot, "id", id, "err", err)
 			t.mu.Lock()

@@ -151,6 +151,8 @@ func Meet(ctx context.Context, h *Host, cfg MeetConfig, size int) ([]peer.AddrIn
 			switch {
 			case paths[o.ID] == PathRelayed && p.direct.IsValid():
 				paths[o.ID] = PathPunched
+			case paths[o.ID] == "" && p.direct.IsValid() && p.relayed:
+				paths[o.ID] = PathPunched // the member came through the relay first
 			case paths[o.ID] == "" && p.direct.IsValid():
 				paths[o.ID] = PathDirect
 			case paths[o.ID] == "" && p.relayed:

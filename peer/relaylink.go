@@ -53,15 +53,19 @@ func (t *Transport) acceptedRelayed(s network.Stream) {
 }
 
 // dialRelayed opens the packet stream to a higher member over whatever
-// libp2p connection there is, a relayed one included.
-func (t *Transport) dialRelayed(slot bucket.Slot, id peer.ID) error {
+// libp2p connection there is, a relayed one included, and returns its
+// link. The member may still refuse it (libp2p confirms the protocol
+// lazily: a member whose transport is not running yet resets the stream);
+// the link's sender is done then.
+func (t *Transport) dialRelayed(slot bucket.Slot, id peer.ID) (*link, error) {
 	ctx := network.WithAllowLimitedConn(t.ctx, "phalanx packets")
 	s, err := t.host.h.NewStream(ctx, id, PacketsProtocol)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	t.attachLink(slot, &link{relayed: s, out: newStreamSender(slot, t.queue, t.log)})
-	return nil
+	l := &link{relayed: s, out: newStreamSender(slot, t.queue, t.log)}
+	t.attachLink(slot, l)
+	return l, nil
 }
 
 // runRelayed writes what is queued to the relayed stream s until ctx ends

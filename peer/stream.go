@@ -139,6 +139,7 @@ type streamSender struct {
 	limit int // bound of queued
 	log   *slog.Logger
 	wake  chan struct{} // cap 1: pending is not empty
+	done  chan struct{} // closed by the first fail
 
 	mu      sync.Mutex
 	pending []byte // frames run has not taken yet
@@ -148,7 +149,7 @@ type streamSender struct {
 }
 
 func newStreamSender(slot bucket.Slot, limit int, log *slog.Logger) *streamSender {
-	return &streamSender{slot: slot, limit: limit, log: log, wake: make(chan struct{}, 1)}
+	return &streamSender{slot: slot, limit: limit, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // enqueue queues packet as one frame. It returns false if the queue has no
@@ -186,6 +187,7 @@ func (s *streamSender) fail(err error) {
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = err
+		close(s.done)
 	}
 	s.mu.Unlock()
 }

@@ -14,6 +14,10 @@ import (
 // closes.
 func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 	backoff := 50 * time.Millisecond
+	upgraded := false // a direct path appeared while relayed, and was tried
+	upgrade := time.NewTicker(time.Second)
+	defer upgrade.Stop()
+dial:
 	for failures := 0; t.ctx.Err() == nil; failures++ {
 		addr, relayOnly := t.dialTarget(slot, id)
 		// No direct path (or a direct one that keeps failing) but one
@@ -22,11 +26,25 @@ func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 			l, err := t.dialRelayed(slot, id)
 			if err == nil {
 				// Open it again if the member refuses or loses it, as long
-				// as it is the member's link.
-				select {
-				case <-t.ctx.Done():
-					return
-				case <-l.out.done:
+				// as it is the member's link; and once hole punching (or
+				// anything) gives a direct path, dial that: the new link
+				// replaces the relayed one, and the lockstep core repeats
+				// what the switch loses.
+			wait:
+				for {
+					select {
+					case <-t.ctx.Done():
+						return
+					case <-l.out.done:
+						break wait
+					case <-upgrade.C:
+						if !upgraded && t.host.pathsTo(id).direct.IsValid() {
+							upgraded = true
+							t.log.Info("peer: a direct path to a relayed member; switching to it", "member", slot, "id", id)
+							failures = -1
+							continue dial
+						}
+					}
 				}
 				if t.links[slot].Load() != l {
 					return

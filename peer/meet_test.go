@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -118,4 +120,65 @@ func TestMeetNeedsNATHost(t *testing.T) {
 	if _, _, err := Meet(context.Background(), h, MeetConfig{Lobby: "x"}, 2); !errors.Is(err, ErrMeet) {
 		t.Fatalf("Meet on a host without NAT: %v", err)
 	}
+}
+
+// A pair that starts relayed switches to a direct path that appears
+// mid-session (as hole punching would give one), and plays on to the end.
+func TestMeetUpgradesMidSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := NewRelay(ctx, RelayConfig{Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	hosts := newNATHosts(t, 2)
+	onlyRelay := func(p peer.ID, a ma.Multiaddr) bool { return p == r.ID() || isCircuit(a) }
+	for _, h := range hosts {
+		h.gate.testDial.Store(&onlyRelay)
+	}
+	meet := MeetConfig{Relay: peer.AddrInfo{ID: r.ID(), Addrs: r.h.Addrs()}, Lobby: "upgrade", DirectTimeout: 300 * time.Millisecond, PunchWait: 300 * time.Millisecond}
+	params := SessionParams{SessionID: "upgrade", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 250}
+	members := make([]*Member, 2)
+	for i, h := range hosts {
+		if members[i], err = Start(ctx, MemberConfig{
+			Host: h, Params: params, Meet: &meet,
+			NewSim: func(*Session) lockstep.Simulation { return &tally{} },
+			Input:  func(f bucket.Frame) [][]byte { return [][]byte{{byte(i), byte(f)}} },
+			Logger: testLogger(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Once both play relayed, a direct path appears.
+	for members[0].Phase() != PhasePlaying || members[1].Phase() != PhasePlaying || members[0].Status().Frame < 50 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ts := members[0].TransportStats(); !ts.Members[1-members[0].Status().Slot].Relayed {
+		t.Fatalf("not relayed at first: %+v", ts.Members)
+	}
+	for _, h := range hosts {
+		h.gate.testDial.Store(nil)
+	}
+	if sw, ok := hosts[0].LibP2P().Network().(*swarm.Swarm); ok {
+		sw.Backoff().Clear(hosts[1].ID()) // the refused dials of the start
+	}
+	if err := hosts[0].LibP2P().Connect(network.WithForceDirectDial(ctx, "test"), hosts[1].AddrInfo()); err != nil {
+		t.Fatal(err)
+	}
+	var sts [2]Status
+	for i, m := range members {
+		if sts[i], err = m.Wait(); err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+		for _, p := range m.Paths() {
+			if p.Path != PathPunched {
+				t.Errorf("member %d: %+v, want the relayed path upgraded (punched)", i, p)
+			}
+		}
+	}
+	if !sts[0].Completed || !sts[1].Completed || sts[0].Hash != sts[1].Hash {
+		t.Fatalf("statuses %v / %v", sts[0], sts[1])
+	}
+	t.Logf("stalls: %d and %d", sts[0].Stats.Core.Stalls, sts[1].Stats.Core.Stalls)
 }

@@ -157,6 +157,7 @@ func TestMeetUpgradesMidSession(t *testing.T) {
 	if ts := members[0].TransportStats(); !ts.Members[1-members[0].Status().Slot].Relayed {
 		t.Fatalf("not relayed at first: %+v", ts.Members)
 	}
+	before := [2]int64{members[0].Status().Stats.Core.Stalls, members[1].Status().Stats.Core.Stalls}
 	for _, h := range hosts {
 		h.gate.testDial.Store(nil)
 	}
@@ -180,5 +181,5 @@ func TestMeetUpgradesMidSession(t *testing.T) {
 	if !sts[0].Completed || !sts[1].Completed || sts[0].Hash != sts[1].Hash {
 		t.Fatalf("statuses %v / %v", sts[0], sts[1])
 	}
-	t.Logf("stalls: %d and %d", sts[0].Stats.Core.Stalls, sts[1].Stats.Core.Stalls)
+	t.Logf("stalls before the switch %v, at the end %d and %d", before, sts[0].Stats.Core.Stalls, sts[1].Stats.Core.Stalls)
 }

@@ -80,7 +80,7 @@ func Meet(ctx context.Context, h *Host, cfg MeetConfig, size int) ([]peer.AddrIn
 		if len(ans.Members) == size {
 			break
 		}
-		h.log.Info("peer: waiting in the lobby", "lobby", cfg.Lobby, "members", len(ans.Members), "of", size)
+		h.log.Debug("peer: waiting in the lobby", "lobby", cfg.Lobby, "members", len(ans.Members), "of", size)
 		select {
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("%w: lobby %q holds %d of %d members: %w", ErrMeet, cfg.Lobby, len(ans.Members), size, context.Cause(ctx))

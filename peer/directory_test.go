@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,4 +161,41 @@ func TestRelayDirectory(t *testing.T) {
 	if regs, lobbies := r.Registrations(); regs != 2 || lobbies != 1 {
 		t.Fatalf("relay holds %d registrations in %d lobbies", regs, lobbies)
 	}
+}
+
+// BenchmarkDirectoryFull fills a directory to its default bound with the
+// largest registrations it keeps (MaxEntryAddrs addresses of the longest
+// kind a member can name) and reports the heap it holds.
+func BenchmarkDirectoryFull(b *testing.B) {
+	limits := DefaultDirectoryLimits()
+	// The longest a member can name, 256 bytes of text each, parsed anew
+	// for every registration as the relay does.
+	addrs := func() []ma.Multiaddr {
+		out := make([]ma.Multiaddr, MaxEntryAddrs)
+		for i := range out {
+			out[i] = ma.StringCast(fmt.Sprintf("/dns4/%s%d.example/udp/4001/quic-v1", strings.Repeat("a", 256-30), i))
+		}
+		return out
+	}
+	var held float64
+	for b.Loop() {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		d := newDirectory(limits)
+		now := time.Unix(1000, 0)
+		for i := range limits.MaxRegistrations {
+			id := peer.ID(fmt.Sprintf("12D3KooW-member-%06d-%s", i, strings.Repeat("x", 14)))
+			lobby := fmt.Sprintf("%s-%04d", strings.Repeat("l", MaxLobbyName-5), i%limits.MaxLobbies)
+			if _, err := d.register(now, id, lobby, 4, addrs()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		held = float64(m1.HeapAlloc - m0.HeapAlloc)
+		runtime.KeepAlive(d)
+	}
+	b.ReportMetric(held/1e6, "MB-held")
+	b.ReportMetric(held/float64(limits.MaxRegistrations), "B/registration")
 }

@@ -43,12 +43,15 @@ type RelayConfig struct {
 }
 
 // DefaultRelayResources returns the circuit relay's limits: go-libp2p's
-// defaults (128 reservations of an hour, 16 circuits per peer, 8
-// reservations per IP address) but for one relayed connection, which may
-// last 2 hours and carry 64 MiB each way, enough for a session of lockstep
-// packets between two members whose NATs cannot be punched (a few KB/s).
+// defaults (reservations of an hour, 16 circuits per peer, 8 reservations
+// per IP address, 32 per ASN) but for two: 1,024 reservations at once
+// rather than 128, every member that meets through the relay holding one;
+// and one relayed connection may last 2 hours and carry 64 MiB each way,
+// enough for a session of lockstep packets between two members whose NATs
+// cannot be punched (about 13 KB/s each way in the NAT lab).
 func DefaultRelayResources() relayv2.Resources {
 	rc := relayv2.DefaultResources()
+	rc.MaxReservations = 1024
 	rc.Limit = &relayv2.RelayLimit{Duration: 2 * time.Hour, Data: 64 << 20}
 	return rc
 }

@@ -16,7 +16,7 @@ const goldenStateHash = 0x91b805a26bd8dffb
 func TestGolden(t *testing.T) {
 	r := rng.New(2024, 7)
 	h := NewHasher()
-	input := func() Fixed { return Fixed(int64(r.Uint64()) >> r.Uint32n(64)) }
+	input := func() Fixed { return Fixed(int64(r.Uint64()) >> r.Uint32N(64)) }
 	h.Section("scalar")
 	for range 2000 {
 		x, y := input(), input()

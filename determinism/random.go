@@ -11,10 +11,10 @@ func Unit(r *rng.PCG) Fixed {
 
 // UniformRange returns a value uniformly distributed over the Fixed values
 // in [lo, hi), every raw value equally likely. It consumes exactly the draws
-// of r.Uint64n(span) with span = raw(hi) - raw(lo) as an unsigned 64-bit
+// of r.Uint64N(span) with span = raw(hi) - raw(lo) as an unsigned 64-bit
 // integer (never 0), and returns lo + that offset: for span < 2^32 those are
-// the draws of r.Uint32n(span), one Uint32 output per attempt; for larger
-// spans, two outputs (one Uint64) per attempt; see [rng.PCG.Uint64n].
+// the draws of r.Uint32N(span), one Uint32 output per attempt; for larger
+// spans, two outputs (one Uint64) per attempt; see [rng.PCG.Uint64N].
 //
 // It panics if hi <= lo.
 func UniformRange(r *rng.PCG, lo, hi Fixed) Fixed {
@@ -22,5 +22,5 @@ func UniformRange(r *rng.PCG, lo, hi Fixed) Fixed {
 		panic("determinism: UniformRange with hi <= lo")
 	}
 	span := uint64(hi) - uint64(lo)
-	return Fixed(uint64(lo) + r.Uint64n(span))
+	return Fixed(uint64(lo) + r.Uint64N(span))
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/delay"
 )
 
 // advanceClock moves the frame clock to now, slowing it (by at most a tenth
@@ -19,7 +20,7 @@ func (c *Core) advanceClock(now time.Duration) {
 	if dt > 0 && pos > 0 {
 		slowest, ok := c.slowestClock(now)
 		if ok && pos-slowest > c.cfg.Frame/8 {
-			c.lag += min(dt/10, pos-slowest)
+			c.slew += min(dt/10, pos-slowest)
 			c.stats.Slewed += min(dt/10, pos-slowest)
 			pos = c.position(now)
 		}
@@ -57,13 +58,13 @@ func (c *Core) advanceClock(now time.Duration) {
 // stamp returns the frame a command submitted at frame-clock position pos
 // goes to, before the bounds of the seal and the executed frame: a fixed
 // number of frames after the current one, or, under the adaptive policy,
-// the first frame at least the lead away (bucket.StampFrame), and never the
+// the first frame at least the lead away (delay.StampFrame), and never the
 // current frame. Turns (turnSeal) override it.
 func (c *Core) stamp(pos time.Duration) bucket.Frame {
 	if c.cfg.FixedDelay > 0 {
 		return c.frame + bucket.Frame(c.cfg.FixedDelay)
 	}
-	return max(bucket.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
+	return max(delay.StampFrame(pos, c.lead.Duration(), c.cfg.Frame), c.frame+1)
 }
 
 // sealDue returns the frame-clock position at which, under the adaptive
@@ -164,7 +165,7 @@ const maxSkippedSamples = 16
 // position returns the frame-clock position at now: time since frame 0
 // began, less the slowing applied so far.
 func (c *Core) position(now time.Duration) time.Duration {
-	return now - c.cfg.Start - c.lag
+	return now - c.cfg.Start - c.slew
 }
 
 func (c *Core) slowestClock(now time.Duration) (time.Duration, bool) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/cmdstream"
+	"github.com/phalanx-net/phalanx/internal/delay"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
@@ -61,14 +63,14 @@ type StatementOf struct {
 type Core struct {
 	cfg    Config
 	self   bucket.Slot
-	table  *bucket.Table // commands stamped within Window frames either side of the executed frame (see trim), a suspect's until it is dropped
-	window bucket.Window
-	lead   *bucket.Lead // the adaptive policy's lead (unused with FixedDelay or Turns)
-	peers  []*remote    // indexed by slot; nil for self: Members entries of fixed size
+	table  *cmdstream.Table // commands stamped within Window frames either side of the executed frame (see trim), a suspect's until it is dropped
+	window cmdstream.Window
+	lead   *delay.Lead // the adaptive policy's lead (unused with FixedDelay or Turns)
+	peers  []*remote   // indexed by slot; nil for self: Members entries of fixed size
 
 	epoch    time.Duration // time of NewCore; Sent timestamps count from it
 	lastNow  time.Duration
-	lag      time.Duration // how far the frame clock has been slowed in total
+	slew     time.Duration // how far the frame clock has been slowed in total
 	frame    bucket.Frame  // frame clock: the newest frame whose time has come
 	executed bucket.Frame  // newest frame stepped
 	stalled  bucket.Frame  // newest frame counted as a stall
@@ -77,7 +79,7 @@ type Core struct {
 
 	tokens     int64         // budget tokens in byte-nanoseconds per second
 	refilled   time.Duration // when tokens were last refilled
-	waits      *bucket.Samples
+	waits      *delay.Samples
 	lastPolicy time.Duration
 
 	stats Stats
@@ -151,8 +153,8 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	c := &Core{
 		cfg:      cfg,
 		self:     cfg.Self,
-		table:    bucket.NewTable(cfg.Members, initialSeal),
-		window:   bucket.Window{Ahead: bucket.Frame(cfg.Window)},
+		table:    cmdstream.NewTable(cfg.Members, initialSeal),
+		window:   cmdstream.Window{Ahead: bucket.Frame(cfg.Window)},
 		peers:    make([]*remote, cfg.Members),
 		epoch:    now,
 		lastNow:  now,
@@ -160,11 +162,11 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		executed: -1,
 		stalled:  -1,
 		sealAt:   now,
-		waits:    bucket.NewSamples(256),
+		waits:    delay.NewSamples(256),
 	}
 	// A delay of d frames is a lead of d-1 frames: the seal of a frame
 	// goes out d-1 frames before its time.
-	c.lead = bucket.NewLead(bucket.LeadPolicy{
+	c.lead = delay.NewLead(delay.LeadPolicy{
 		Min:         time.Duration(cfg.MinDelay-1) * cfg.Frame,
 		Max:         time.Duration(cfg.MaxDelay-1) * cfg.Frame,
 		Margin:      cfg.Margin,

@@ -11,7 +11,8 @@
 //
 // Every command is stamped with the frame it executes on, a little in the
 // future: at least a lead sized from how late the others receive this
-// member's datagrams (see bucket.LeadPolicy).
+// member's datagrams (docs/architecture.md, "Sizing the lead from
+// measurement").
 // Every member steps the same buckets in the same order, so a deterministic
 // [Simulation] computes the same world on every member.
 //

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/cmdstream"
 )
 
 // Ready advances the core to now and returns the work to do. See Ready for
@@ -107,7 +108,7 @@ func (c *Core) trim() {
 }
 
 // seqAfter returns the first held sequence number of s stamped after frame.
-func seqAfter(s *bucket.Stream, frame bucket.Frame) uint32 {
+func seqAfter(s *cmdstream.Stream, frame bucket.Frame) uint32 {
 	held := s.Since(0)
 	lo, hi := 0, len(held)
 	for lo < hi {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/delay"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
@@ -105,12 +106,12 @@ type remote struct {
 	// Measurements.
 	srtt, rttvar time.Duration
 	rttN         int
-	rtts         *bucket.Samples // recent RTTs, for the minimum
-	minRTTNow    time.Duration   // the smallest of rtts
-	offsets      *bucket.Samples // receive time minus its send time: one-way delay plus clock offset
-	lags         *bucket.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness)
-	lagHigh      time.Duration   // high percentile of lags
-	lagPeak      time.Duration   // the worst of lags, forgotten slowly (peakMemory)
+	rtts         *delay.Samples // recent RTTs, for the minimum
+	minRTTNow    time.Duration  // the smallest of rtts
+	offsets      *delay.Samples // receive time minus its send time: one-way delay plus clock offset
+	lags         *delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness)
+	lagHigh      time.Duration  // high percentile of lags
+	lagPeak      time.Duration  // the worst of lags, forgotten slowly (peakMemory)
 }
 
 func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
@@ -118,15 +119,15 @@ func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
 		slot:       slot,
 		ackedSeal:  seal,
 		sealSent:   seal,
-		rtts:       bucket.NewSamples(64),
+		rtts:       delay.NewSamples(64),
 		agreed:     -1,
 		mismatch:   -1,
 		found:      -1,
 		newestSeal: seal,
 		topSeal:    seal,
 		countFrame: -1,
-		offsets:    bucket.NewSamples(256),
-		lags:       bucket.NewSamples(256),
+		offsets:    delay.NewSamples(256),
+		lags:       delay.NewSamples(256),
 	}
 	for i := range r.checkpoints {
 		r.checkpoints[i].Frame = -1

@@ -39,7 +39,7 @@ func ParseAddrs(addrs ...string) ([]AddrInfo, error) {
 // the call, so that Start is when frame 0 begins on it. Callers change the
 // policy, timeouts and limits on the result; the agreed fields must stay
 // as they are on every member.
-func (s *Session) CoreConfig() (lockstep.Config, func() time.Duration) {
+func (s *Agreement) CoreConfig() (lockstep.Config, func() time.Duration) {
 	origin := time.Now()
 	clock := func() time.Duration { return time.Since(origin) }
 	return lockstep.Config{

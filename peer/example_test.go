@@ -28,7 +28,7 @@ func Example() {
 	params := peer.SessionParams{SessionID: "example", Members: 2, Sim: "rts", SimVersion: "1"}
 
 	var wg sync.WaitGroup
-	sessions := make([]*peer.Session, 2)
+	sessions := make([]*peer.Agreement, 2)
 	transports := make([]*peer.Transport, 2)
 	for i, h := range hosts {
 		other := hosts[1-i]

@@ -67,11 +67,11 @@ func testParams(n int) SessionParams {
 
 // joinAll runs Join on every host at once, with params(i) and hooks(i), and
 // returns each member's session and error.
-func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hooks func(i int) joinHooks) ([]*Session, []error) {
+func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hooks func(i int) joinHooks) ([]*Agreement, []error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sessions := make([]*Session, len(hosts))
+	sessions := make([]*Agreement, len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
@@ -88,7 +88,7 @@ func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hook
 }
 
 // mustJoin joins every host with testParams and fails the test on any error.
-func mustJoin(t *testing.T, hosts []*Host) []*Session {
+func mustJoin(t *testing.T, hosts []*Host) []*Agreement {
 	t.Helper()
 	sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(len(hosts)) }, nil)
 	for i, err := range errs {
@@ -100,7 +100,7 @@ func mustJoin(t *testing.T, hosts []*Host) []*Session {
 }
 
 // openTransports opens a transport per member at once.
-func openTransports(t *testing.T, hosts []*Host, sessions []*Session, cfg func(i int) TransportConfig) []*Transport {
+func openTransports(t *testing.T, hosts []*Host, sessions []*Agreement, cfg func(i int) TransportConfig) []*Transport {
 	t.Helper()
 	// Connections are set up over the impaired socket: on the bad profile a
 	// handshake that meets a loss burst waits out QUIC's doubling probe

@@ -90,7 +90,7 @@ const LobbyWaitReport = 5 * time.Second
 // Join waits as long as ctx allows for the others; give it a deadline. It
 // returns only when all its goroutines are done. One Join per session ID may
 // run on a host at a time ([ErrJoinBusy]).
-func Join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrInfo) (*Session, error) {
+func Join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrInfo) (*Agreement, error) {
 	return join(ctx, h, params, peers, joinHooks{})
 }
 
@@ -136,7 +136,7 @@ func (p *pair) abort(why error) {
 	}
 }
 
-func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrInfo, hooks joinHooks) (*Session, error) {
+func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrInfo, hooks joinHooks) (*Agreement, error) {
 	params = params.withDefaults()
 	if err := params.validate(); err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrI
 }
 
 // run is the lobby proper: hellos, reveals, ready and start.
-func (l *lobby) run(parent context.Context, hooks joinHooks) (*Session, error) {
+func (l *lobby) run(parent context.Context, hooks joinHooks) (*Agreement, error) {
 	ctx, cancel := context.WithCancel(parent)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -217,7 +217,7 @@ func (l *lobby) run(parent context.Context, hooks joinHooks) (*Session, error) {
 		}
 		return ps
 	}
-	fail := func(err error) (*Session, error) {
+	fail := func(err error) (*Agreement, error) {
 		for _, p := range all() {
 			p.abort(err)
 		}
@@ -386,7 +386,7 @@ func (l *lobby) run(parent context.Context, hooks joinHooks) (*Session, error) {
 		p.c.close()
 	}
 
-	sess := &Session{
+	sess := &Agreement{
 		ID:        l.params.SessionID,
 		Params:    l.params,
 		Seed:      seed,

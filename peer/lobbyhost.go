@@ -31,7 +31,7 @@ const maxRunning = 16
 
 // remember records that the host joined sess, forgetting the oldest
 // session past maxRunning.
-func (h *Host) remember(sess *Session) {
+func (h *Host) remember(sess *Agreement) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.running[sess.ID]; !ok {

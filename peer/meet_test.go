@@ -56,7 +56,7 @@ func meetAndPlay(t *testing.T, n int, meet MeetConfig, frames int, noDirect bool
 	for i, h := range hosts {
 		m, err := Start(ctx, MemberConfig{
 			Host: h, Params: params, Meet: &meet, LobbyTimeout: 40 * time.Second,
-			NewSim: func(*Session) lockstep.Simulation { return &tally{} },
+			NewSim: func(*Agreement) lockstep.Simulation { return &tally{} },
 			Input:  func(f bucket.Frame) [][]byte { return [][]byte{{byte(i), byte(f)}} },
 			Logger: testLogger(),
 		})
@@ -143,7 +143,7 @@ func TestMeetUpgradesMidSession(t *testing.T) {
 	for i, h := range hosts {
 		if members[i], err = Start(ctx, MemberConfig{
 			Host: h, Params: params, Meet: &meet,
-			NewSim: func(*Session) lockstep.Simulation { return &tally{} },
+			NewSim: func(*Agreement) lockstep.Simulation { return &tally{} },
 			Input:  func(f bucket.Frame) [][]byte { return [][]byte{{byte(i), byte(f)}} },
 			Logger: testLogger(),
 		}); err != nil {

@@ -64,7 +64,7 @@ type MemberConfig struct {
 	// member then steps it on its own goroutine. Nil selects pull mode:
 	// the game takes the ready buckets with Member.Ready, steps them on its
 	// own goroutine and reports each with Member.Stepped.
-	NewSim func(s *Session) lockstep.Simulation
+	NewSim func(s *Agreement) lockstep.Simulation
 	// Input, when set, is called from the member's goroutine once for each
 	// frame as the frame clock reaches it, and every payload it returns is
 	// submitted: the input hook of a member that runs on its own. A game
@@ -108,7 +108,7 @@ type Member struct {
 	stopMu sync.Once     // closes stop
 
 	mu      sync.Mutex
-	sess    *Session
+	sess    *Agreement
 	tr      *Transport
 	ls      *lockstep.Session
 	rec     *recorder
@@ -284,7 +284,7 @@ func (m *Member) play(ctx context.Context) error {
 var errRunEnded = errors.New("peer: the session's run ended")
 
 // lobby finds the other members and agrees on the session with them.
-func (m *Member) lobby(ctx context.Context) (*Session, error) {
+func (m *Member) lobby(ctx context.Context) (*Agreement, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, m.cfg.LobbyTimeout, ErrLobbyTimeout)
 	defer cancel()
 	others := m.cfg.Join
@@ -299,7 +299,7 @@ func (m *Member) lobby(ctx context.Context) (*Session, error) {
 	case m.cfg.MDNS:
 		others, err = DiscoverMDNS(ctx, m.cfg.Host, "phalanx-"+m.cfg.Params.SessionID, m.cfg.Params.Members-1)
 	}
-	var sess *Session
+	var sess *Agreement
 	if err == nil {
 		sess, err = Join(ctx, m.cfg.Host, m.cfg.Params, others)
 	}
@@ -315,7 +315,7 @@ func (m *Member) lobby(ctx context.Context) (*Session, error) {
 // drive feeds the Input hook at the frame clock's pace until the last frame
 // is stepped (nil), Close is called (nil), the session's Run returns
 // (errRunEnded) or ctx ends.
-func (m *Member) drive(ctx context.Context, sess *Session, runDone <-chan struct{}) error {
+func (m *Member) drive(ctx context.Context, sess *Agreement, runDone <-chan struct{}) error {
 	var tick <-chan time.Time
 	if m.cfg.Input != nil {
 		t := time.NewTicker(sess.Frame() / 2)

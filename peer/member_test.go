@@ -38,7 +38,7 @@ func TestMembersPushAndPullAgree(t *testing.T) {
 	var input int
 	push, err := Start(ctx, MemberConfig{
 		Host: hosts[0], Params: params, Join: othersOf(hosts, 0),
-		NewSim: func(*Session) lockstep.Simulation { return &tally{} },
+		NewSim: func(*Agreement) lockstep.Simulation { return &tally{} },
 		Input: func(f bucket.Frame) [][]byte {
 			input++
 			return [][]byte{{byte(f)}}

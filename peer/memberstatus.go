@@ -69,8 +69,8 @@ func (m *Member) Status() Status {
 // Phase returns where the member stands.
 func (m *Member) Phase() Phase { return Phase(m.phase.Load()) }
 
-// Session returns what the members agreed in the lobby, or nil before.
-func (m *Member) Session() *Session {
+// Agreement returns what the members agreed in the lobby, or nil before.
+func (m *Member) Agreement() *Agreement {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.sess

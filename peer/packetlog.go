@@ -40,7 +40,7 @@ type packetLog struct {
 	err   error // first write error; logging stops after it
 }
 
-func newPacketLog(w io.Writer, sess *Session, members int, mode Mode) *packetLog {
+func newPacketLog(w io.Writer, sess *Agreement, members int, mode Mode) *packetLog {
 	l := &packetLog{w: bufio.NewWriterSize(w, 32<<10), start: sess.Start, last: make([]time.Time, members)}
 	fmt.Fprintf(l.w, "# phalanx packet log: session %q, slot %d of %d (%s), %s transport, ms since the session start\n",
 		sess.ID, sess.Self, members, sess.Members[sess.Self], mode)

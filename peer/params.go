@@ -59,10 +59,10 @@ func (p SessionParams) validate() error {
 	return nil
 }
 
-// Session is what the members of a session agreed in the lobby. Every
+// Agreement is what the members of a session agreed in the lobby. Every
 // member holds the same ID, Params, Seed, Members and Endpoints; Self and
 // Start are each member's own.
-type Session struct {
+type Agreement struct {
 	ID     string
 	Params SessionParams // with defaults applied
 
@@ -88,24 +88,24 @@ type Session struct {
 }
 
 // Slot returns the slot of member id, and false if id is not a member.
-func (s *Session) Slot(id peer.ID) (bucket.Slot, bool) {
+func (s *Agreement) Slot(id peer.ID) (bucket.Slot, bool) {
 	i, ok := slices.BinarySearch(s.Members, id)
 	return bucket.Slot(i), ok
 }
 
 // Coordinator returns the member that announced the start time: the lowest
 // peer ID.
-func (s *Session) Coordinator() peer.ID { return s.Members[0] }
+func (s *Agreement) Coordinator() peer.ID { return s.Members[0] }
 
 // Frame returns the frame length.
-func (s *Session) Frame() time.Duration {
+func (s *Agreement) Frame() time.Duration {
 	return time.Duration(s.Params.FrameMillis) * time.Millisecond
 }
 
 // Tag returns the 16-bit session tag for lockstep.Config.Session, derived
 // from the seed: SHA-256("phalanx-session-tag" || seed), first two bytes,
 // big-endian. Every member computes the same tag.
-func (s *Session) Tag() uint16 {
+func (s *Agreement) Tag() uint16 {
 	h := sha256.New()
 	h.Write([]byte("phalanx-session-tag"))
 	h.Write(s.Seed[:])

@@ -18,7 +18,7 @@ type Recording struct {
 	// SimConfig, when set, returns the simulation's own parameters for the
 	// session (as NewSim builds it from s), recorded in the header for
 	// whatever rebuilds the simulation to verify the replay.
-	SimConfig func(s *Session) []byte
+	SimConfig func(s *Agreement) []byte
 }
 
 // recorder writes one member's replay. Its methods are called with the
@@ -29,7 +29,7 @@ type recorder struct {
 	err  error // the first write error, reported at close
 }
 
-func (r *Recording) start(sess *Session, sim, version string) (*recorder, error) {
+func (r *Recording) start(sess *Agreement, sim, version string) (*recorder, error) {
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}

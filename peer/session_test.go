@@ -8,7 +8,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // hashSim is a small simulation for the integration tests: its state is a
@@ -37,7 +37,7 @@ func TestSessionsOverQUICBadProfile(t *testing.T) {
 // (playSession; dropTimeout 0 is the default) within limit, and checks that
 // the profile lost something. It returns the sessions and transports for
 // further checks.
-func playOverBad(t *testing.T, mode Mode, frames bucket.Frame, frame, dropTimeout, limit time.Duration) ([]*Session, []*Transport) {
+func playOverBad(t *testing.T, mode Mode, frames bucket.Frame, frame, dropTimeout, limit time.Duration) ([]*Agreement, []*Transport) {
 	t.Helper()
 	const members = 4
 	profile, err := netsim.Named("bad")
@@ -71,7 +71,7 @@ func playOverBad(t *testing.T, mode Mode, frames bucket.Frame, frame, dropTimeou
 // frames) until every member has stepped frame frames-1, then checks that
 // every member stepped identical buckets and used its datagrams. base gives
 // the core settings beyond the session's own (members, slot, tag, start).
-func playSession(t *testing.T, limit time.Duration, sessions []*Session, trs []*Transport, base lockstep.Config, frames bucket.Frame) {
+func playSession(t *testing.T, limit time.Duration, sessions []*Agreement, trs []*Transport, base lockstep.Config, frames bucket.Frame) {
 	t.Helper()
 	members := len(sessions)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)

@@ -62,7 +62,7 @@ func StatementVerifier(ids []string) (lockstep.Verifier, error) {
 
 // StatementVerifier returns the verifier of the session members'
 // statements (see the package-level StatementVerifier).
-func (s *Session) StatementVerifier() (lockstep.Verifier, error) {
+func (s *Agreement) StatementVerifier() (lockstep.Verifier, error) {
 	ids := make([]string, len(s.Members))
 	for i, id := range s.Members {
 		ids[i] = id.String()

@@ -146,7 +146,7 @@ func TestStreamFramesFromRawMember(t *testing.T) {
 	qt := &quic.Transport{Conn: udp}
 	defer udp.Close()
 	defer qt.Close()
-	sess := &Session{
+	sess := &Agreement{
 		ID: "raw", Members: []libp2ppeer.ID{id, h.ID()}, Self: 1, Start: time.Now(),
 		Endpoints: []netip.AddrPort{udp.LocalAddr().(*net.UDPAddr).AddrPort(), h.DatagramAddr()},
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // Errors of the transport.
@@ -94,7 +94,7 @@ const modeMismatchGrace = 2 * time.Second
 // Transport is the datagram channel of one session: one QUIC connection per
 // pair of members, carrying unreliable datagrams (RFC 9221), authenticated
 // by the members' libp2p identities. It implements [lockstep.Transport];
-// slots are indices in Session.Members. In ModeStream the same connections
+// slots are indices in Agreement.Members. In ModeStream the same connections
 // carry the packets on streams instead, reliably and in order (the
 // baseline; see [Mode]).
 //
@@ -103,7 +103,7 @@ const modeMismatchGrace = 2 * time.Second
 // each other.
 type Transport struct {
 	host     *Host
-	sess     *Session
+	sess     *Agreement
 	self     bucket.Slot
 	log      *slog.Logger
 	impaired *netsim.Conn // nil without a profile
@@ -189,7 +189,7 @@ func (l *link) alive() bool {
 // The transport holds h's datagram socket until Close. It returns an error
 // wrapping [ErrInvalidSession] if sess does not name h as its Self member,
 // and [ErrTransportBusy] if another transport holds the socket.
-func NewTransport(ctx context.Context, h *Host, sess *Session, cfg TransportConfig) (*Transport, error) {
+func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportConfig) (*Transport, error) {
 	n := len(sess.Members)
 	if int(sess.Self) >= n || sess.Members[sess.Self] != h.ID() || len(sess.Endpoints) != n {
 		return nil, fmt.Errorf("%w: host %s, session members %v, self %d", ErrInvalidSession, h.ID(), sess.Members, sess.Self)
@@ -408,8 +408,8 @@ func (t *Transport) sendStream(to bucket.Slot, out *streamSender, data []byte) e
 // Close, after the last datagram was put on it.
 func (t *Transport) Incoming() <-chan lockstep.Inbound { return t.in }
 
-// Session returns the session the transport serves.
-func (t *Transport) Session() *Session { return t.sess }
+// Agreement returns the session the transport serves.
+func (t *Transport) Agreement() *Agreement { return t.sess }
 
 // LocalAddr returns the address of the datagram socket.
 func (t *Transport) LocalAddr() net.Addr { return t.sock.LocalAddr() }

@@ -25,7 +25,7 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // payload makes a datagram that names its sender and number.
@@ -277,7 +277,7 @@ func TestTransportImpairedLoss(t *testing.T) {
 	a, b := trs[0], trs[1]
 	for seq := range n {
 		// 700 bytes: one datagram per QUIC packet, so packet loss is datagram loss.
-		if err := a.Send(b.Session().Self, payload(a.Session().Self, seq, 700)); err != nil {
+		if err := a.Send(b.Agreement().Self, payload(a.Agreement().Self, seq, 700)); err != nil {
 			t.Fatalf("Send %d: %v", seq, err)
 		}
 		time.Sleep(time.Millisecond)
@@ -365,7 +365,7 @@ func closeLeavesNoGoroutines(t *testing.T, mode Mode) {
 			if _, ok := <-tr.Incoming(); ok {
 				t.Error("Incoming still open after Close")
 			}
-			if err := tr.Send((tr.Session().Self+1)%3, []byte("x")); !errors.Is(err, ErrClosed) {
+			if err := tr.Send((tr.Agreement().Self+1)%3, []byte("x")); !errors.Is(err, ErrClosed) {
 				t.Errorf("Send after Close = %v, want ErrClosed", err)
 			}
 			if log := logs[i].String(); mode == ModeStream && (!strings.Contains(log, "stream transport") || strings.Count(log, " in  ") != 2) {
@@ -374,7 +374,7 @@ func closeLeavesNoGoroutines(t *testing.T, mode Mode) {
 		}
 		if mode == ModeDatagram {
 			// The socket goes back to the host: a second transport can open.
-			tr, err := NewTransport(ctx, hosts[0], &Session{ID: "solo", Members: sessions[0].Members[sessions[0].Self : sessions[0].Self+1], Endpoints: []netip.AddrPort{hosts[0].DatagramAddr()}}, TransportConfig{})
+			tr, err := NewTransport(ctx, hosts[0], &Agreement{ID: "solo", Members: sessions[0].Members[sessions[0].Self : sessions[0].Self+1], Endpoints: []netip.AddrPort{hosts[0].DatagramAddr()}}, TransportConfig{})
 			if err != nil {
 				t.Fatalf("second transport on the same host: %v", err)
 			}
@@ -412,19 +412,19 @@ func TestPacketLogAndSilenceWarning(t *testing.T) {
 	}
 
 	// A real lockstep packet, logged with its seal and commands on both sides.
-	pkt := wire.Packet{Session: sessions[0].Tag(), From: a.Session().Self, Number: 9, Seal: 41,
+	pkt := wire.Packet{Session: sessions[0].Tag(), From: a.Agreement().Self, Number: 9, Seal: 41,
 		Commands: []wire.Command{{Frame: 40, Payload: []byte("move")}, {Frame: 41, Payload: []byte("stop")}}}
 	data, err := pkt.Append(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := a.Send(b.Session().Self, data); err != nil {
+		if err := a.Send(b.Agreement().Self, data); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := a.Send(b.Session().Self, []byte("junk")); err != nil {
+	if err := a.Send(b.Agreement().Self, []byte("junk")); err != nil {
 		t.Fatal(err)
 	}
 	if got := collect(b.Incoming(), 3, 2*time.Second); len(got) != 3 {
@@ -442,8 +442,8 @@ func TestPacketLogAndSilenceWarning(t *testing.T) {
 
 	out, in := logs[0].String(), logs[1].String()
 	t.Logf("sender's log:\n%s\nreceiver's log:\n%s", out, in)
-	wantOut := fmt.Sprintf(" out %3d %4d seal=41 cmds=2 n=9", b.Session().Self, len(data))
-	wantIn := fmt.Sprintf(" in  %3d %4d seal=41 cmds=2 n=9", a.Session().Self, len(data))
+	wantOut := fmt.Sprintf(" out %3d %4d seal=41 cmds=2 n=9", b.Agreement().Self, len(data))
+	wantIn := fmt.Sprintf(" in  %3d %4d seal=41 cmds=2 n=9", a.Agreement().Self, len(data))
 	if !strings.HasPrefix(out, "# phalanx packet log") || !strings.Contains(out, wantOut) || !strings.Contains(out, "unparsed") {
 		t.Errorf("sender's log lacks %q", wantOut)
 	}

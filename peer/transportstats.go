@@ -3,7 +3,7 @@ package peer
 import (
 	"sync/atomic"
 
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 type memberCounters struct {

@@ -27,12 +27,12 @@ func BenchmarkUint64(b *testing.B) {
 	sink = s
 }
 
-func BenchmarkIntn(b *testing.B) {
+func BenchmarkIntN(b *testing.B) {
 	b.ReportAllocs()
 	p := New(1, 2)
 	var s int
 	for b.Loop() {
-		s += p.Intn(1000)
+		s += p.IntN(1000)
 	}
 	sink = uint64(s)
 }

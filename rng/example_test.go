@@ -19,12 +19,12 @@ func ExampleNew() {
 	// 0xba1d3330
 }
 
-func ExamplePCG_Intn() {
+func ExamplePCG_IntN() {
 	r := rng.New(42, 54)
 	for range 6 {
 		r.Uint32()
 	}
-	fmt.Println(r.Intn(2), r.Intn(2), r.Intn(2), r.Intn(2))
+	fmt.Println(r.IntN(2), r.IntN(2), r.IntN(2), r.IntN(2))
 	// Output: 1 1 0 0
 }
 

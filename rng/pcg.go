@@ -65,16 +65,16 @@ func (p *PCG) Uint64() uint64 {
 	return hi<<32 | uint64(p.Uint32())
 }
 
-// Uint32n returns a uniformly distributed value in [0, n) without modulo
+// Uint32N returns a uniformly distributed value in [0, n) without modulo
 // bias, using the reference pcg32_boundedrand_r algorithm so that a port
 // matches it exactly: threshold = (2^32 - n) mod n; draw outputs r until
 // r >= threshold; return r mod n. For n a power of two this consumes exactly
 // one output; otherwise the expected number of outputs is below 2.
 //
 // It panics if n is 0.
-func (p *PCG) Uint32n(n uint32) uint32 {
+func (p *PCG) Uint32N(n uint32) uint32 {
 	if n == 0 {
-		panic("rng: Uint32n called with n == 0")
+		panic("rng: Uint32N called with n == 0")
 	}
 	threshold := -n % n
 	for {
@@ -85,18 +85,18 @@ func (p *PCG) Uint32n(n uint32) uint32 {
 	}
 }
 
-// Uint64n returns a uniformly distributed value in [0, n) without modulo
-// bias. For n < 2^32 it is exactly Uint32n(uint32(n)). For larger n it applies
+// Uint64N returns a uniformly distributed value in [0, n) without modulo
+// bias. For n < 2^32 it is exactly Uint32N(uint32(n)). For larger n it applies
 // the same threshold rejection to 64-bit values: threshold = (2^64 - n) mod n;
 // draw r = [PCG.Uint64] until r >= threshold; return r mod n.
 //
 // It panics if n is 0.
-func (p *PCG) Uint64n(n uint64) uint64 {
+func (p *PCG) Uint64N(n uint64) uint64 {
 	if n == 0 {
-		panic("rng: Uint64n called with n == 0")
+		panic("rng: Uint64N called with n == 0")
 	}
 	if n <= 1<<32-1 {
-		return uint64(p.Uint32n(uint32(n)))
+		return uint64(p.Uint32N(uint32(n)))
 	}
 	threshold := -n % n
 	for {
@@ -107,19 +107,19 @@ func (p *PCG) Uint64n(n uint64) uint64 {
 	}
 }
 
-// Intn returns a uniformly distributed value in [0, n), drawn exactly as
-// Uint64n(uint64(n)) (so as Uint32n for n < 2^32).
+// IntN returns a uniformly distributed value in [0, n), drawn exactly as
+// Uint64N(uint64(n)) (so as Uint32N for n < 2^32).
 //
 // It panics if n <= 0.
-func (p *PCG) Intn(n int) int {
+func (p *PCG) IntN(n int) int {
 	if n <= 0 {
-		panic("rng: Intn called with n <= 0")
+		panic("rng: IntN called with n <= 0")
 	}
-	return int(p.Uint64n(uint64(n)))
+	return int(p.Uint64N(uint64(n)))
 }
 
 // Shuffle permutes n elements by Fisher-Yates from the last index down, as the
-// reference demo shuffles its deck: for i from n-1 down to 1, j = Intn(i+1),
+// reference demo shuffles its deck: for i from n-1 down to 1, j = IntN(i+1),
 // swap(i, j). swap is called even when i == j.
 //
 // It panics if n < 0.
@@ -128,7 +128,7 @@ func (p *PCG) Shuffle(n int, swap func(i, j int)) {
 		panic("rng: Shuffle called with n < 0")
 	}
 	for i := n - 1; i > 0; i-- {
-		swap(i, p.Intn(i+1))
+		swap(i, p.IntN(i+1))
 	}
 }
 

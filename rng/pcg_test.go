@@ -43,7 +43,7 @@ func TestReferenceDemoRound1(t *testing.T) {
 	}
 	var coins strings.Builder
 	for range 65 {
-		if p.Uint32n(2) == 1 {
+		if p.Uint32N(2) == 1 {
 			coins.WriteByte('H')
 		} else {
 			coins.WriteByte('T')
@@ -54,7 +54,7 @@ func TestReferenceDemoRound1(t *testing.T) {
 	}
 	var rolls []string
 	for range 33 {
-		rolls = append(rolls, string(rune('0'+p.Uint32n(6)+1)))
+		rolls = append(rolls, string(rune('0'+p.Uint32N(6)+1)))
 	}
 	if got, want := strings.Join(rolls, " "), "3 4 1 1 2 2 3 2 4 3 2 4 3 3 5 2 3 1 3 1 5 1 4 1 5 6 4 6 6 2 6 3 3"; got != want {
 		t.Errorf("rolls\n got %s\nwant %s", got, want)
@@ -93,9 +93,9 @@ func TestRegression(t *testing.T) {
 	p := New(42, 54)
 	var got []uint64
 	for _, n := range []uint64{1, 2, 3, 6, 7, 1000, 1<<31 + 1, 1<<32 - 1, 1 << 32, 1<<40 + 3, 1<<63 + 12345} {
-		got = append(got, p.Uint64n(n))
+		got = append(got, p.Uint64N(n))
 	}
-	got = append(got, uint64(p.Intn(100)), p.Uint64())
+	got = append(got, uint64(p.IntN(100)), p.Uint64())
 	d := New(42, 54).Derive("combat")
 	got = append(got, uint64(d.Uint32()), uint64(d.Uint32()))
 	got = append(got, SharedSeed([][]byte{[]byte("alice"), []byte("bob")}).Uint64())
@@ -119,25 +119,25 @@ func TestBoundedRange(t *testing.T) {
 	p := New(3, 4)
 	for _, n := range []uint64{1, 2, 3, 5, 10, 1 << 31, 1<<32 - 1, 1 << 32, 1<<32 + 1, 1 << 62, math.MaxUint64} {
 		for range 1000 {
-			if v := p.Uint64n(n); v >= n {
-				t.Fatalf("Uint64n(%d) = %d", n, v)
+			if v := p.Uint64N(n); v >= n {
+				t.Fatalf("Uint64N(%d) = %d", n, v)
 			}
 		}
 	}
 	for _, n := range []int{1, 2, 3, 100, math.MaxInt} {
 		for range 1000 {
-			if v := p.Intn(n); v < 0 || v >= n {
-				t.Fatalf("Intn(%d) = %d", n, v)
+			if v := p.IntN(n); v < 0 || v >= n {
+				t.Fatalf("IntN(%d) = %d", n, v)
 			}
 		}
 	}
 }
 
-// TestIntnChiSquare checks that Intn is uniform. It is seeded, so it either
+// TestIntNChiSquare checks that IntN is uniform. It is seeded, so it either
 // always passes or always fails; the critical values are the 99.9th
 // percentile of the chi-square distribution, so an unbiased generator passes
 // with overwhelming margin while a modulo-biased one fails for the large n.
-func TestIntnChiSquare(t *testing.T) {
+func TestIntNChiSquare(t *testing.T) {
 	tests := []struct {
 		n        int
 		draws    int
@@ -153,7 +153,7 @@ func TestIntnChiSquare(t *testing.T) {
 		p := New(uint64(tc.n), 12345)
 		counts := make([]int, tc.n)
 		for range tc.draws {
-			counts[p.Intn(tc.n)]++
+			counts[p.IntN(tc.n)]++
 		}
 		expected := float64(tc.draws) / float64(tc.n)
 		chi := 0.0
@@ -162,20 +162,20 @@ func TestIntnChiSquare(t *testing.T) {
 			chi += d * d / expected
 		}
 		if chi > tc.critical {
-			t.Errorf("Intn(%d): chi-square %.1f over %d draws exceeds %.1f", tc.n, chi, tc.draws, tc.critical)
+			t.Errorf("IntN(%d): chi-square %.1f over %d draws exceeds %.1f", tc.n, chi, tc.draws, tc.critical)
 		}
 	}
 }
 
-// TestIntnLargeBoundUnbiased catches modulo bias for a bound near 2^32*2/3,
+// TestIntNLargeBoundUnbiased catches modulo bias for a bound near 2^32*2/3,
 // where r mod n would put values below 2^32-n twice as often as the rest.
-func TestIntnLargeBoundUnbiased(t *testing.T) {
+func TestIntNLargeBoundUnbiased(t *testing.T) {
 	const n = 2863311531 // about 2^32 * 2/3
 	p := New(99, 1)
 	low := 0
 	const draws = 200000
 	for range draws {
-		if p.Uint32n(n) < 1<<32-n {
+		if p.Uint32N(n) < 1<<32-n {
 			low++
 		}
 	}
@@ -284,10 +284,10 @@ func TestUnmarshalRejects(t *testing.T) {
 func TestPanics(t *testing.T) {
 	p := New(1, 1)
 	for name, f := range map[string]func(){
-		"Uint32n(0)":  func() { p.Uint32n(0) },
-		"Uint64n(0)":  func() { p.Uint64n(0) },
-		"Intn(0)":     func() { p.Intn(0) },
-		"Intn(-1)":    func() { p.Intn(-1) },
+		"Uint32N(0)":  func() { p.Uint32N(0) },
+		"Uint64N(0)":  func() { p.Uint64N(0) },
+		"IntN(0)":     func() { p.IntN(0) },
+		"IntN(-1)":    func() { p.IntN(-1) },
 		"Shuffle(-1)": func() { p.Shuffle(-1, func(int, int) {}) },
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // The matrix phalanx bench runs.
@@ -286,7 +286,7 @@ func (r *benchRun) measure(f *runFlags) {
 			r.StalledFrames += m.Stats.Stalls
 		}
 	}
-	for _, s := range res.Streams {
+	for _, s := range res.Reliable {
 		r.Retransmits += s.Retransmits
 	}
 	r.latencies = slices.Clone(res.Latencies)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 func TestBenchBadFlags(t *testing.T) {

@@ -227,7 +227,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	run := &memberRun{mf: mf, res: res, stdout: stdout, batch: memberMsg{Type: "cmds"}}
 	// The game is built anew from the seed the members agreed on, so no
 	// member chose it.
-	game := func(s *peer.Session) *game {
+	game := func(s *peer.Agreement) *game {
 		g, err := newGame(mf.sim, mf.peers, s.Seed.Uint64())
 		if err != nil {
 			panic(err) // the same game with another seed was built above
@@ -244,7 +244,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		MDNS:         mf.mdns,
 		Meet:         mf.meet(),
 		LobbyTimeout: mf.lobbyTimeout,
-		NewSim: func(s *peer.Session) lockstep.Simulation {
+		NewSim: func(s *peer.Agreement) lockstep.Simulation {
 			run.started(s, game(s))
 			return run.g.newSim(s.Self)
 		},
@@ -260,7 +260,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		Logger: logger,
 	}
 	if mf.record != "" {
-		cfg.Record = &peer.Recording{Dir: mf.record, SimConfig: func(s *peer.Session) []byte { return game(s).config }}
+		cfg.Record = &peer.Recording{Dir: mf.record, SimConfig: func(s *peer.Agreement) []byte { return game(s).config }}
 	}
 	m, err := peer.Start(ctx, cfg)
 	if err != nil {

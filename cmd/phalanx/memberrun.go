@@ -24,7 +24,7 @@ type memberRun struct {
 	stdout io.Writer
 
 	mu      sync.Mutex // guards everything below, used from the member's goroutines
-	sess    *peer.Session
+	sess    *peer.Agreement
 	g       *game
 	cursors *cursor.Share
 	// batch holds the commands submitted and executed since the last
@@ -37,7 +37,7 @@ type memberRun struct {
 }
 
 // started sets up the run once the lobby has agreed on the session.
-func (r *memberRun) started(s *peer.Session, g *game) {
+func (r *memberRun) started(s *peer.Agreement, g *game) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sess, r.g = s, g
@@ -165,6 +165,7 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 		res.FinalHash = fmt.Sprintf("%016x", st.Hash)
 	}
 	res.Stalls, res.Delay = st.Stats.Core.Stalls, st.Stats.Core.Delay
+	res.Signed, res.Verified = st.Stats.Core.StatementsSigned, st.Stats.Core.StatementsVerified
 	for _, e := range r.m.Events() {
 		if e.Type == lockstep.EventStop {
 			res.Stopped = string(e.Reason)

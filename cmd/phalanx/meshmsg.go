@@ -34,9 +34,11 @@ type memberResult struct {
 	BytesUp    int64                            `json:"bytes_up"`   // UDP payload plus 28 bytes per packet
 	BytesDown  int64                            `json:"bytes_down"` // likewise
 	Packets    int64                            `json:"packets_up"`
-	Seconds    float64                          `json:"seconds"`     // how long it measured
-	CPUSeconds float64                          `json:"cpu_seconds"` // CPU time the process used meanwhile
-	OneWay     []float64                        `json:"oneway_ms"`   // delays the network applied to its packets (a sample)
+	Signed     int64                            `json:"statements_signed"`   // statements of its stream it signed
+	Verified   int64                            `json:"statements_verified"` // signatures of the others' statements it checked
+	Seconds    float64                          `json:"seconds"`             // how long it measured
+	CPUSeconds float64                          `json:"cpu_seconds"`         // CPU time the process used meanwhile
+	OneWay     []float64                        `json:"oneway_ms"`           // delays the network applied to its packets (a sample)
 	Events     []event                          `json:"events"`
 	Reckon     map[reckon.Method]reckon.Metrics `json:"reckon"`
 	Error      string                           `json:"error,omitempty"`

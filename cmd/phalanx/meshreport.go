@@ -90,7 +90,7 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	}
 	slices.SortFunc(results, func(a, b *memberResult) int { return a.Slot - b.Slot })
 	hashes := map[string][]int{}
-	var stalls, up, down, packets int64
+	var stalls, up, down, packets, signed, verified int64
 	var secs, cpu float64
 	var oneway []time.Duration
 	var cursors []map[reckon.Method]reckon.Metrics
@@ -108,6 +108,8 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 		up += res.BytesUp
 		down += res.BytesDown
 		packets += res.Packets
+		signed += res.Signed
+		verified += res.Verified
 		secs = max(secs, res.Seconds)
 		if res.Seconds > 0 {
 			cpu += res.CPUSeconds / res.Seconds
@@ -143,6 +145,8 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	r.Bytes.Up = math.Round(float64(up) / n / secs)
 	r.Bytes.Down = math.Round(float64(down) / n / secs)
 	r.Datagrams = math.Round(float64(packets)/n/secs*10) / 10
+	r.Statements.Signed = math.Round(float64(signed)/n/secs*10) / 10
+	r.Statements.Verified = math.Round(float64(verified)/n/secs*10) / 10
 	r.CPUPercent = math.Round(cpu/n*1000) / 10
 	r.Latency.P50 = roundMS(lat.Quantile(50))
 	r.Latency.P95 = roundMS(lat.Quantile(95))

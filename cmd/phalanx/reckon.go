@@ -8,7 +8,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/examples/rts/cursor"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/reckon"
 	"github.com/phalanx-net/phalanx/rng"
 )

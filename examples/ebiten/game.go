@@ -52,7 +52,7 @@ func (g *game) Update() error {
 		}
 	}
 	if g.w == nil {
-		s := g.m.Session()
+		s := g.m.Agreement()
 		g.w, g.self = newWorld(s.Seed.Uint64(), g.players), int(s.Self)
 		g.cur = g.w.positions(nil)
 	}

@@ -51,7 +51,7 @@ func v(x, y int64) determinism.Vec2 {
 }
 
 func (w *world) moveFlag() {
-	w.flag = v(int64(16+w.r.Intn(fieldW-32)), int64(16+w.r.Intn(fieldH-32)))
+	w.flag = v(int64(16+w.r.IntN(fieldW-32)), int64(16+w.r.IntN(fieldH-32)))
 }
 
 // order encodes a move order: the squad's new target on the field.

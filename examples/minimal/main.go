@@ -34,7 +34,7 @@ func newGems(seed uint64, players int) *gems {
 	for p := range g.pos {
 		g.pos[p] = p * ring / players
 	}
-	g.gem = g.r.Intn(ring)
+	g.gem = g.r.IntN(ring)
 	return g
 }
 
@@ -47,7 +47,7 @@ func (g *gems) Step(_ bucket.Frame, cmds []bucket.Command) {
 		g.pos[p] = ((g.pos[p]+int(int8(c.Payload[0])))%ring + ring) % ring
 		if g.pos[p] == g.gem {
 			g.score[p]++
-			g.gem = g.r.Intn(ring)
+			g.gem = g.r.IntN(ring)
 		}
 	}
 }
@@ -69,7 +69,7 @@ func play(ctx context.Context, host *peer.Host, join []peer.AddrInfo, players, f
 		Host:   host,
 		Params: peer.SessionParams{SessionID: "gems", Members: players, Sim: "gems", SimVersion: "1", Frames: frames},
 		Join:   join,
-		NewSim: func(s *peer.Session) lockstep.Simulation { return newGems(s.Seed.Uint64(), players) },
+		NewSim: func(s *peer.Agreement) lockstep.Simulation { return newGems(s.Seed.Uint64(), players) },
 		Input: func(bucket.Frame) [][]byte {
 			if moves.IntN(4) != 0 {
 				return nil

@@ -72,7 +72,7 @@ func (w *World) act(id int32) {
 func (w *World) strike(a, t int32) {
 	u, v := &w.units[a], &w.units[t]
 	k := &kinds[u.kind]
-	dmg := k.damage + w.rng.Uint32n(k.spread)
+	dmg := k.damage + w.rng.Uint32N(k.spread)
 	u.cooldown = k.cooldown
 	w.strikes++
 	v.hp -= int32(dmg)

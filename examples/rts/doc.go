@@ -91,7 +91,7 @@
 // The world owns one generator, rng.New(Config.Seed, 0x727473). The map is
 // drawn from its derived stream Derive("rts/map") (which does not advance
 // it) in the order documented on the map generator; after that, the only
-// draws are the strikes': each strike draws once with Uint32n(spread), in
+// draws are the strikes': each strike draws once with Uint32N(spread), in
 // the order the strikes happen (ascending attacker ID within a tick).
 //
 // # Command encoding

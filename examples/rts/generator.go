@@ -51,7 +51,7 @@ func NewGenerator(cfg Config, player int, seed uint64) *Generator {
 		return g
 	}
 	g.groups = (cfg.UnitsPerPlayer + groupSize - 1) / groupSize
-	g.next = 1 + int64(g.r.Intn(40))
+	g.next = 1 + int64(g.r.IntN(40))
 	g.pickFocus()
 	return g
 }
@@ -67,17 +67,17 @@ func (g *Generator) Next(frame int64) [][]byte {
 	}
 	if g.burst > 0 {
 		g.burst--
-		g.next = frame + 2 + int64(g.r.Intn(7))
+		g.next = frame + 2 + int64(g.r.IntN(7))
 	} else {
-		g.burst = g.r.Intn(5)
-		g.next = frame + 10 + int64(g.r.Intn(60))
+		g.burst = g.r.IntN(5)
+		g.next = frame + 10 + int64(g.r.IntN(60))
 	}
-	if g.r.Intn(16) == 0 {
+	if g.r.IntN(16) == 0 {
 		g.pickFocus()
 	}
 	c := Command{Units: g.selectGroup()}
 	home := g.layout.base(g.player)
-	a := g.r.Intn(100)
+	a := g.r.IntN(100)
 	if g.focus < 0 && a < 55 {
 		a = 55 // alone: no enemy to attack
 	}
@@ -86,11 +86,11 @@ func (g *Generator) Next(frame int64) [][]byte {
 		c.Kind, c.Target = AttackMove, g.near(g.layout.base(g.focus), 12)
 	case a < 55:
 		c.Kind = Attack
-		c.TargetUnit = UnitID(g.focus*g.cfg.UnitsPerPlayer + g.r.Intn(g.cfg.UnitsPerPlayer))
+		c.TargetUnit = UnitID(g.focus*g.cfg.UnitsPerPlayer + g.r.IntN(g.cfg.UnitsPerPlayer))
 	case a < 75:
-		c.Kind, c.Target = Move, Tile{g.r.Intn(g.cfg.MapWidth), g.r.Intn(g.cfg.MapHeight)}
+		c.Kind, c.Target = Move, Tile{g.r.IntN(g.cfg.MapWidth), g.r.IntN(g.cfg.MapHeight)}
 	case a < 85:
-		c.Kind, c.Target = AttackMove, Tile{g.r.Intn(g.cfg.MapWidth), g.r.Intn(g.cfg.MapHeight)}
+		c.Kind, c.Target = AttackMove, Tile{g.r.IntN(g.cfg.MapWidth), g.r.IntN(g.cfg.MapHeight)}
 	case a < 93:
 		c.Kind, c.Target = Move, g.near(home, 8)
 	default:
@@ -108,16 +108,16 @@ func (g *Generator) pickFocus() {
 	if g.cfg.Players < 2 {
 		return
 	}
-	g.focus = (g.player + 1 + g.r.Intn(g.cfg.Players-1)) % g.cfg.Players
+	g.focus = (g.player + 1 + g.r.IntN(g.cfg.Players-1)) % g.cfg.Players
 }
 
 // selectGroup picks a control group, whole (half of the time) or its first
 // or second half, and returns its IDs in increasing order.
 func (g *Generator) selectGroup() []UnitID {
-	k := g.r.Intn(g.groups)
+	k := g.r.IntN(g.groups)
 	lo := k * groupSize
 	hi := min(lo+groupSize, g.cfg.UnitsPerPlayer)
-	switch g.r.Intn(4) {
+	switch g.r.IntN(4) {
 	case 0:
 		hi = lo + (hi-lo+1)/2
 	case 1:
@@ -134,7 +134,7 @@ func (g *Generator) selectGroup() []UnitID {
 // near returns a tile drawn uniformly within spread tiles of t in both
 // axes, clamped to the map.
 func (g *Generator) near(t Tile, spread int) Tile {
-	x := t.X - spread + g.r.Intn(2*spread+1)
-	y := t.Y - spread + g.r.Intn(2*spread+1)
+	x := t.X - spread + g.r.IntN(2*spread+1)
+	y := t.Y - spread + g.r.IntN(2*spread+1)
 	return Tile{min(max(x, 0), g.cfg.MapWidth-1), min(max(y, 0), g.cfg.MapHeight-1)}
 }

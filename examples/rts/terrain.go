@@ -55,12 +55,12 @@ func (t *terrain) chebyshev(i, j int32) int {
 // generateTerrain draws the map from r, in this order of draws:
 //
 //  1. Obstacle features, until ObstaclePct percent of the tiles are blocked
-//     (or width×height features were drawn). Each feature draws x = Intn(W),
-//     y = Intn(H) and shape = Uint32n(4). Shape 0 is a rectangle: it draws
-//     w = 1+Intn(6) then h = 1+Intn(6) and blocks the tiles x..x+w-1,
+//     (or width×height features were drawn). Each feature draws x = IntN(W),
+//     y = IntN(H) and shape = Uint32N(4). Shape 0 is a rectangle: it draws
+//     w = 1+IntN(6) then h = 1+IntN(6) and blocks the tiles x..x+w-1,
 //     y..y+h-1 that are on the map. Shapes 1 to 3 are a grove: it draws
-//     n = 8+Intn(32), then for each of n steps blocks (x, y) if on the map and
-//     moves one tile in direction Uint32n(4) (north, east, south, west).
+//     n = 8+IntN(32), then for each of n steps blocks (x, y) if on the map and
+//     moves one tile in direction Uint32N(4) (north, east, south, west).
 //
 // Then, with no more draws: every base square is cleared; a road three tiles
 // wide is cleared from every base centre (bx, by) to the map centre
@@ -80,9 +80,9 @@ func generateTerrain(cfg Config, l layout, r *rng.PCG, h *determinism.Hasher) te
 		}
 	}
 	for features := 0; count < goal && features < w*ht; features++ {
-		x, y := r.Intn(w), r.Intn(ht)
-		if r.Uint32n(4) == 0 {
-			rw, rh := 1+r.Intn(6), 1+r.Intn(6)
+		x, y := r.IntN(w), r.IntN(ht)
+		if r.Uint32N(4) == 0 {
+			rw, rh := 1+r.IntN(6), 1+r.IntN(6)
 			for yy := y; yy < y+rh; yy++ {
 				for xx := x; xx < x+rw; xx++ {
 					block(xx, yy)
@@ -90,10 +90,10 @@ func generateTerrain(cfg Config, l layout, r *rng.PCG, h *determinism.Hasher) te
 			}
 			continue
 		}
-		n := 8 + r.Intn(32)
+		n := 8 + r.IntN(32)
 		for range n {
 			block(x, y)
-			d := dirs[r.Uint32n(4)]
+			d := dirs[r.Uint32N(4)]
 			x, y = x+d.dx, y+d.dy
 		}
 	}

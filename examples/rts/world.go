@@ -41,7 +41,7 @@ type unitKind struct {
 	hp         int32
 	rangeSq    determinism.Fixed // attack range squared, in tiles²
 	damage     uint32            // base damage of a strike
-	spread     uint32            // a strike deals damage + Uint32n(spread)
+	spread     uint32            // a strike deals damage + Uint32N(spread)
 	cooldown   uint16            // ticks between strikes
 	orthoTicks uint8             // ticks to move one tile north, east, south or west
 	diagTicks  uint8             // ticks to move one tile diagonally

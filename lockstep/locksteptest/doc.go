@@ -2,7 +2,7 @@
 // impaired network in virtual time.
 //
 // Nothing here reads a clock or opens a socket: time is an event queue, the
-// network is peer/netsim's models, and every random choice comes from one
+// network is netsim's models, and every random choice comes from one
 // seed. The same Config gives the same run, byte for byte. The harness is the
 // ground truth of a run: it compares every member's bucket and state hash of
 // every frame directly, independent of anything the protocol detects.

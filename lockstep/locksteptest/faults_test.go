@@ -11,7 +11,7 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
 
@@ -119,9 +119,9 @@ func TestDropAgreement(t *testing.T) {
 	for _, profile := range []string{"lan", "broadband", "bad"} {
 		for seed := range uint64(seeds) {
 			r := rng.New(seed, 77)
-			members := 3 + r.Intn(4)
-			victim := bucket.Slot(r.Intn(members))
-			at := bucket.Frame(100 + r.Intn(300))
+			members := 3 + r.IntN(4)
+			victim := bucket.Slot(r.IntN(members))
+			at := bucket.Frame(100 + r.IntN(300))
 			t.Run(fmt.Sprintf("%s/seed=%d/kill %d@%d of %d", profile, seed, victim, at, members), func(t *testing.T) {
 				res := runFaults(t, profile, members, int(at)+250, seed, []Fault{{Kind: FaultKill, Slot: victim, Frame: at}}, nil)
 				e := checkAgreedDrop(t, res, lockstep.EventDrop, victim)
@@ -215,10 +215,10 @@ func TestPartitionLongerThanTimeoutSplits(t *testing.T) {
 func TestDesyncFoundByEveryMember(t *testing.T) {
 	for seed := range uint64(4) {
 		r := rng.New(seed, 99)
-		members := 3 + r.Intn(4)
-		odd := bucket.Slot(r.Intn(members))
-		at := bucket.Frame(50 + r.Intn(250))
-		section := r.Intn(4)
+		members := 3 + r.IntN(4)
+		odd := bucket.Slot(r.IntN(members))
+		at := bucket.Frame(50 + r.IntN(250))
+		section := r.IntN(4)
 		t.Run(fmt.Sprintf("seed=%d/perturb %d@%d section %s", seed, odd, at, sectionNames[section]), func(t *testing.T) {
 			p, _ := netsim.Named("broadband")
 			res, err := Run(Config{

@@ -9,7 +9,7 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
 
@@ -172,7 +172,7 @@ func Run(cfg Config) (*Result, error) {
 		for ; nextCmdFrame <= upTo && cfg.Commands != nil; nextCmdFrame++ {
 			for _, m := range h.members {
 				for _, c := range cfg.Commands(m.slot, nextCmdFrame) {
-					at := time.Duration(nextCmdFrame)*frame + time.Duration(submits.Uint64n(uint64(frame)))
+					at := time.Duration(nextCmdFrame)*frame + time.Duration(submits.Uint64N(uint64(frame)))
 					e := h.newEvent()
 					e.at, e.kind, e.to, e.data = at, evSubmit, m.slot, c
 					h.push(e)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
 
@@ -21,13 +21,13 @@ const propertyTimeout = time.Second
 // schedule draws a random fault schedule for six members.
 func schedule(seed uint64) (faults []Fault, frames int, profile string) {
 	r := rng.New(seed, 0xfa017)
-	profile = []string{"lan", "broadband", "bad"}[r.Intn(3)]
+	profile = []string{"lan", "broadband", "bad"}[r.IntN(3)]
 	timeoutFrames := int(propertyTimeout / lockstep.DefaultFrame)
 	end := 0
-	for range 1 + r.Intn(3) {
-		f := Fault{Frame: bucket.Frame(10 + r.Intn(80)), Slot: bucket.Slot(r.Intn(6))}
-		long := time.Duration(3+r.Intn(28)) * propertyTimeout / 10 // 0.3 to 3 timeouts
-		switch r.Intn(6) {
+	for range 1 + r.IntN(3) {
+		f := Fault{Frame: bucket.Frame(10 + r.IntN(80)), Slot: bucket.Slot(r.IntN(6))}
+		long := time.Duration(3+r.IntN(28)) * propertyTimeout / 10 // 0.3 to 3 timeouts
+		switch r.IntN(6) {
 		case 0:
 			f.Kind = FaultKill
 		case 1:
@@ -36,11 +36,11 @@ func schedule(seed uint64) (faults []Fault, frames int, profile string) {
 			f.Kind, f.Duration = FaultFreeze, long
 		case 3:
 			f.Kind, f.Duration = FaultPartition, long
-			if r.Intn(2) == 0 {
-				f.Group = uint64(1 + r.Intn(62)) // any split of the six
+			if r.IntN(2) == 0 {
+				f.Group = uint64(1 + r.IntN(62)) // any split of the six
 			}
 		case 4:
-			f.Kind, f.Duration, f.Loss = FaultStorm, long, 0.3+0.6*float64(r.Intn(100))/100
+			f.Kind, f.Duration, f.Loss = FaultStorm, long, 0.3+0.6*float64(r.IntN(100))/100
 		case 5:
 			f.Kind = FaultMute
 		}

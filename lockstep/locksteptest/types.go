@@ -9,7 +9,7 @@ import (
 	"github.com/phalanx-net/phalanx/internal/quantile"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 )
 
 // Config describes one virtual run.
@@ -73,7 +73,7 @@ type Config struct {
 	KeepSamples bool
 	// Transport carries the cores' datagrams: "" or TransportDatagram, one
 	// unreliable datagram each; TransportStream, a reliable ordered stream
-	// per ordered pair of members (see Stream), whose retransmissions count
+	// per ordered pair of members (see netsim.Reliable), whose retransmissions count
 	// in the members' Stats.Datagrams and Stats.BytesSent.
 	Transport string
 }
@@ -122,8 +122,8 @@ type Result struct {
 	// of the same samples either way.
 	Latencies []time.Duration
 	OneWay    []time.Duration
-	Lost      int64         // datagrams the network lost or dropped
-	Streams   []StreamStats // over the stream transport: per member, its outgoing streams' counters summed
+	Lost      int64                  // datagrams the network lost or dropped
+	Reliable  []netsim.ReliableStats // over the stream transport: per member, its outgoing streams' counters summed
 
 	latency, oneWay quantile.Sketch // nanoseconds
 }

@@ -37,12 +37,12 @@ func syntheticHour(b *testing.B) []byte {
 	for f := range bucket.Frame(hourFrames) {
 		cmds = cmds[:0]
 		for slot := range 8 {
-			if r.Intn(1000) < 58 { // 70 a minute at 20 Hz
-				n := 10 + r.Intn(11)
-				p := []byte{byte(1 + r.Intn(4)), byte(n)}
-				p = append(p, byte(r.Intn(128)), byte(r.Intn(13)))
+			if r.IntN(1000) < 58 { // 70 a minute at 20 Hz
+				n := 10 + r.IntN(11)
+				p := []byte{byte(1 + r.IntN(4)), byte(n)}
+				p = append(p, byte(r.IntN(128)), byte(r.IntN(13)))
 				p = append(p, make([]byte, n-1)...)
-				p = append(p, byte(r.Intn(128)), byte(r.Intn(128)))
+				p = append(p, byte(r.IntN(128)), byte(r.IntN(128)))
 				cmds = append(cmds, bucket.Command{Slot: bucket.Slot(slot), Seq: seqs[slot], Frame: f, Payload: p})
 				seqs[slot]++
 			}

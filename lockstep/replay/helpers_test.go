@@ -96,13 +96,13 @@ func (s session) record(t testing.TB) ([]byte, []Record) {
 	for f := range bucket.Frame(s.frames) {
 		var cmds []bucket.Command
 		quiet := s.longRuns && (f > 50 && f < 250 || f > 300 && f < 1400)
-		if !quiet && r.Intn(3) == 0 {
+		if !quiet && r.IntN(3) == 0 {
 			for slot := range s.members {
-				for range r.Intn(3) - 1 + r.Intn(2) {
-					seqs[slot] += uint32(r.Intn(2)) // sequence gaps happen when commands are dropped
-					p := make([]byte, r.Intn(40))
+				for range r.IntN(3) - 1 + r.IntN(2) {
+					seqs[slot] += uint32(r.IntN(2)) // sequence gaps happen when commands are dropped
+					p := make([]byte, r.IntN(40))
 					for i := range p {
-						p[i] = byte(r.Intn(256))
+						p[i] = byte(r.IntN(256))
 					}
 					cmds = append(cmds, bucket.Command{Slot: bucket.Slot(slot), Seq: seqs[slot], Frame: f, Payload: p})
 					seqs[slot]++
@@ -117,14 +117,14 @@ func (s session) record(t testing.TB) ([]byte, []Record) {
 		if f%DefaultHashInterval == 0 {
 			want = append(want, Record{Kind: KindCheckpoint, Frame: f, Hash: sim.Hash(), Sections: sim.SectionHashes(nil)})
 		}
-		if s.changes && r.Intn(97) == 0 {
-			c := Change{Kind: ChangeKind(1 + r.Intn(2)), Frame: f + 3, Member: bucket.Slot(r.Intn(s.members)), LastFrame: f - 1, Detail: "silent"}
+		if s.changes && r.IntN(97) == 0 {
+			c := Change{Kind: ChangeKind(1 + r.IntN(2)), Frame: f + 3, Member: bucket.Slot(r.IntN(s.members)), LastFrame: f - 1, Detail: "silent"}
 			if err := w.Membership(c); err != nil {
 				t.Fatal(err)
 			}
 			want = append(want, Record{Kind: KindChange, Frame: c.Frame, Change: c})
 		}
-		if s.flushes && r.Intn(7) == 0 {
+		if s.flushes && r.IntN(7) == 0 {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
 

@@ -1,22 +1,17 @@
-package locksteptest
+package netsim
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/phalanx-net/phalanx/bucket"
-	"github.com/phalanx-net/phalanx/lockstep"
-	"github.com/phalanx-net/phalanx/peer/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
 
 const ms = time.Millisecond
 
 // sendAll puts n one-byte segments on s, transmitted 10 ms apart.
-func sendAll(t *testing.T, s *Stream, n int) {
+func sendAll(t *testing.T, s *Reliable, n int) {
 	t.Helper()
 	for i := range n {
 		seq := s.Send([]byte{byte(i)})
@@ -27,17 +22,17 @@ func sendAll(t *testing.T, s *Stream, n int) {
 	}
 }
 
-func TestStreamDeliversInOrderExactlyOnce(t *testing.T) {
+func TestReliableDeliversInOrderExactlyOnce(t *testing.T) {
 	const n = 300
 	r := rng.New(7, 7)
-	s := NewStream()
+	s := NewReliable()
 	sendAll(t, s, n)
 	// Every segment arrives once or twice, shuffled within windows of 16.
 	var arrivals []uint64
 	dups := 0
 	for i := range uint64(n) {
 		arrivals = append(arrivals, i)
-		if r.Intn(5) == 0 {
+		if r.IntN(5) == 0 {
 			arrivals = append(arrivals, i)
 			dups++
 		}
@@ -45,7 +40,7 @@ func TestStreamDeliversInOrderExactlyOnce(t *testing.T) {
 	for lo := 0; lo < len(arrivals); lo += 16 {
 		w := arrivals[lo:min(lo+16, len(arrivals))]
 		for i := len(w) - 1; i > 0; i-- {
-			j := r.Intn(i + 1)
+			j := r.IntN(i + 1)
 			w[i], w[j] = w[j], w[i]
 		}
 	}
@@ -69,10 +64,10 @@ func TestStreamDeliversInOrderExactlyOnce(t *testing.T) {
 	}
 }
 
-// TestStreamHeadOfLine loses the first of four segments by hand: the three
+// TestReliableHeadOfLine loses the first of four segments by hand: the three
 // behind it wait for its retransmission, which comes after the timeout.
-func TestStreamHeadOfLine(t *testing.T) {
-	s := NewStream()
+func TestReliableHeadOfLine(t *testing.T) {
+	s := NewReliable()
 	sendAll(t, s, 4) // at 0, 10, 20, 30 ms; segment 0 is lost
 	for seq := uint64(1); seq < 4; seq++ {
 		if out := s.Arrive(seq, []byte{byte(seq)}); len(out) != 0 {
@@ -121,10 +116,10 @@ func TestStreamHeadOfLine(t *testing.T) {
 	}
 }
 
-// TestStreamRTO checks the RFC 6298 estimator with its floor and the
+// TestReliableRTO checks the RFC 6298 estimator with its floor and the
 // backoff with its ceiling.
-func TestStreamRTO(t *testing.T) {
-	s := NewStream()
+func TestReliableRTO(t *testing.T) {
+	s := NewReliable()
 	if s.RTO() != InitialRTO {
 		t.Fatalf("RTO before samples %v, want %v", s.RTO(), InitialRTO)
 	}
@@ -167,126 +162,19 @@ func TestStreamRTO(t *testing.T) {
 	}
 }
 
-func TestStreamTransmitUnknownPanics(t *testing.T) {
+func TestReliableTransmitUnknownPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
 			t.Fatal("Transmit of a segment never sent did not panic")
 		}
 	}()
-	NewStream().Transmit(0, 3)
+	NewReliable().Transmit(0, 3)
 }
 
-func runStream(t testing.TB, profile string, members, frames int, seed uint64, transport string) *Result {
-	t.Helper()
-	p, err := netsim.Named(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	core := lockstep.Config{}
-	if profile == "modem" {
-		core.Budget = 3600
-	}
-	if transport == TransportStream {
-		// A reliable stream loses nothing, it only delays, at times by
-		// more than the default drop timeout on the worst profiles; the
-		// CLI waits as long (cmd/phalanx streamDropTimeout).
-		core.DropTimeout = time.Minute
-	}
-	res, err := Run(Config{
-		Members:   members,
-		Frames:    frames,
-		Seed:      seed,
-		Profile:   p,
-		Core:      core,
-		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
-		Commands:  commandsEvery(10),
-		Transport: transport,
-		// Every sample: the tests compare runs sample by sample.
-		KeepSamples: true,
-	})
-	if err != nil {
-		t.Fatalf("%s over %s, seed %d: %v", profile, transport, seed, err)
-	}
-	return res
-}
-
-// TestStreamTransportIdentical runs sessions over the stream transport:
-// every member steps identical buckets, the wire counters include the
-// retransmissions, and the lossy profiles do retransmit.
-func TestStreamTransportIdentical(t *testing.T) {
-	for _, tt := range []struct {
-		profile string
-		members int
-		seed    uint64
-	}{
-		{"broadband", 3, 1},
-		{"intercontinental", 4, 2},
-		{"bad", 4, 3},
-		{"bad", 2, 4},
-		{"modem", 4, 5},
-	} {
-		t.Run(fmt.Sprintf("%s/%d/seed=%d", tt.profile, tt.members, tt.seed), func(t *testing.T) {
-			res := runStream(t, tt.profile, tt.members, 400, tt.seed, TransportStream)
-			if !res.Identical {
-				t.Fatalf("not identical: first divergent frame %d", res.Diverged)
-			}
-			if len(res.Streams) != tt.members {
-				t.Fatalf("%d stream stats for %d members", len(res.Streams), tt.members)
-			}
-			var retransmits int64
-			for i, m := range res.Members {
-				st := res.Streams[i]
-				if m.Stats.Datagrams != st.Segments+st.Retransmits {
-					t.Errorf("member %d: %d datagrams on the wire, %d segments + %d retransmissions", i, m.Stats.Datagrams, st.Segments, st.Retransmits)
-				}
-				retransmits += st.Retransmits
-			}
-			if tt.profile == "bad" && retransmits == 0 {
-				t.Error("no retransmission on the bad profile")
-			}
-		})
-	}
-}
-
-// TestStreamTransparentWithoutLoss: on a path that never loses, reorders or
-// duplicates (lan), the stream changes nothing, so the run is the datagram
-// run exactly.
-func TestStreamTransparentWithoutLoss(t *testing.T) {
-	d := runStream(t, "lan", 3, 300, 9, TransportDatagram)
-	s := runStream(t, "lan", 3, 300, 9, TransportStream)
-	if !slices.Equal(d.Latencies, s.Latencies) || d.Members[0].FinalHash != s.Members[0].FinalHash {
-		t.Fatal("the stream changed a lossless run")
-	}
-	for i := range d.Members {
-		if d.Members[i].Stats.BytesSent != s.Members[i].Stats.BytesSent {
-			t.Fatalf("member %d: %d bytes over datagrams, %d over the stream", i, d.Members[i].Stats.BytesSent, s.Members[i].Stats.BytesSent)
-		}
-	}
-	if s.Streams[0].Retransmits != 0 || d.Streams != nil {
-		t.Fatalf("retransmissions %d on a lossless path, or stream stats %v for datagrams", s.Streams[0].Retransmits, d.Streams)
-	}
-}
-
-func TestStreamSameSeedSameRun(t *testing.T) {
-	a := runStream(t, "bad", 3, 300, 11, TransportStream)
-	b := runStream(t, "bad", 3, 300, 11, TransportStream)
-	if !slices.Equal(a.Latencies, b.Latencies) || !slices.Equal(a.OneWay, b.OneWay) || !slices.Equal(a.Streams, b.Streams) {
-		t.Fatal("two runs of one seed differ")
-	}
-}
-
-func TestRunRejectsUnknownTransport(t *testing.T) {
-	_, err := Run(Config{Members: 2, Frames: 10, NewSim: func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
-		Profile: netsim.Profile{Phases: []netsim.Phase{{Duration: time.Second}}}, Transport: "carrier-pigeon"})
-	if err == nil || errors.Is(err, ErrTimeout) {
-		t.Fatalf("err = %v, want an unknown transport error", err)
-	}
-}
-
-// BenchmarkStreamSegment is one segment's life on a stream: sent,
+// BenchmarkReliableSegment is one segment's life on a stream: sent,
 // transmitted, arrived in order, acknowledged.
-func BenchmarkStreamSegment(b *testing.B) {
-	s := NewStream()
+func BenchmarkReliableSegment(b *testing.B) {
+	s := NewReliable()
 	data := make([]byte, 90)
 	var now time.Duration
 	b.ReportAllocs()
@@ -296,13 +184,5 @@ func BenchmarkStreamSegment(b *testing.B) {
 		s.Transmit(now, seq)
 		s.Arrive(seq, data)
 		s.Acked(now+100*ms, seq, now)
-	}
-}
-
-// BenchmarkMinuteOf8Stream is BenchmarkMinuteOf8 over the stream transport.
-func BenchmarkMinuteOf8Stream(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		runStream(b, "broadband", 8, 1200, 1, TransportStream)
 	}
 }

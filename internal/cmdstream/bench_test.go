@@ -1,9 +1,6 @@
-package bucket
+package cmdstream
 
-import (
-	"testing"
-	"time"
-)
+import "testing"
 
 func BenchmarkStreamInsert(b *testing.B) {
 	payload := []byte("0123456789abcdef")
@@ -44,18 +41,5 @@ func BenchmarkTableAppendBucket(b *testing.B) {
 			b.Fatalf("bucket %d has %d commands", f, len(dst))
 		}
 		f = (f + 1) % frames
-	}
-}
-
-func BenchmarkSamplesPercentile(b *testing.B) {
-	s := NewSamples(256)
-	for _, d := range shuffled(256) {
-		s.Add(d)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if s.Percentile(99) != 254*time.Millisecond {
-			b.Fatal("wrong percentile")
-		}
 	}
 }

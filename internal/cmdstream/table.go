@@ -1,13 +1,6 @@
-package bucket
+package cmdstream
 
-import (
-	"fmt"
-	"math"
-)
-
-// NoFrame is the seal of a stream that will never hold another command: a
-// member that left or was dropped after its last frame.
-const NoFrame Frame = math.MaxInt64
+import "fmt"
 
 // Table holds every member's stream as one member knows them, and answers
 // which frames are ready and what their buckets hold.
@@ -22,7 +15,7 @@ type Table struct {
 // sealed at seal. It panics if members is not in [1, MaxMembers].
 func NewTable(members int, seal Frame) *Table {
 	if members < 1 || members > MaxMembers {
-		panic(fmt.Sprintf("bucket: %d members, want 1..%d", members, MaxMembers))
+		panic(fmt.Sprintf("cmdstream: %d members, want 1..%d", members, MaxMembers))
 	}
 	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members)}
 	for i := range t.streams {
@@ -45,7 +38,7 @@ func (t *Table) Stream(slot Slot) *Stream { return t.streams[slot] }
 // raising it panics.
 func (t *Table) Close(slot Slot, last Frame) {
 	if t.closed[slot] != NoFrame && last > t.closed[slot] {
-		panic(fmt.Sprintf("bucket: slot %d closed at %d, then at %d", slot, t.closed[slot], last))
+		panic(fmt.Sprintf("cmdstream: slot %d closed at %d, then at %d", slot, t.closed[slot], last))
 	}
 	t.closed[slot] = last
 }

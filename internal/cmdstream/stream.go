@@ -1,38 +1,18 @@
-package bucket
+package cmdstream
 
 import (
 	"errors"
 	"fmt"
 )
 
-// Frame numbers simulation steps, from 0. Negative values appear only as
-// "before the first frame" (for example the seal of a stream that has promised
-// nothing yet is -1).
-type Frame int64
-
-// Slot is a member's index in the session's sorted member list.
-type Slot uint8
-
-// MaxMembers is the largest number of members a session can have.
-const MaxMembers = 64
-
-// Command is one opaque command of one member. Payload is owned by whoever
-// holds the Command; the engine copies payloads it keeps.
-type Command struct {
-	Slot    Slot
-	Seq     uint32 // the member's sequence number: 0 for its first command
-	Frame   Frame  // the frame the command executes on
-	Payload []byte
-}
-
 // Errors returned by Stream methods when an insertion would break the
 // stream's rules. The engine reports them as protocol violations of the
 // member that sent the command.
 var (
-	ErrUnderSeal      = errors.New("bucket: command frame at or below the stream's seal")
-	ErrFrameDecreases = errors.New("bucket: command frame lower than an earlier command's")
-	ErrConflict       = errors.New("bucket: command differs from the one held under the same sequence number")
-	ErrTooFarAhead    = errors.New("bucket: sequence number too far ahead of the held prefix")
+	ErrUnderSeal      = errors.New("cmdstream: command frame at or below the stream's seal")
+	ErrFrameDecreases = errors.New("cmdstream: command frame lower than an earlier command's")
+	ErrConflict       = errors.New("cmdstream: command differs from the one held under the same sequence number")
+	ErrTooFarAhead    = errors.New("cmdstream: sequence number too far ahead of the held prefix")
 )
 
 // maxOutOfOrder bounds how far past the contiguous prefix a stream buffers
@@ -94,7 +74,7 @@ func (s *Stream) LastFrame() Frame { return s.lastFrm }
 // decreasing): the engine stamps its own commands and must never do that.
 func (s *Stream) Append(c Command) {
 	if err := s.check(c); err != nil || c.Seq != s.Next() || len(s.early) > 0 {
-		panic(fmt.Sprintf("bucket: Append(slot %d seq %d frame %d) to stream at next %d seal %d: %v", c.Slot, c.Seq, c.Frame, s.Next(), s.seal, err))
+		panic(fmt.Sprintf("cmdstream: Append(slot %d seq %d frame %d) to stream at next %d seal %d: %v", c.Slot, c.Seq, c.Frame, s.Next(), s.seal, err))
 	}
 	s.held = append(s.held, c)
 	s.lastFrm = c.Frame
@@ -102,7 +82,7 @@ func (s *Stream) Append(c Command) {
 
 func (s *Stream) check(c Command) error {
 	if c.Slot != s.slot {
-		return fmt.Errorf("bucket: command of slot %d in stream of slot %d", c.Slot, s.slot)
+		return fmt.Errorf("cmdstream: command of slot %d in stream of slot %d", c.Slot, s.slot)
 	}
 	if c.Seq == s.Next() {
 		if c.Frame <= s.seal {
@@ -226,7 +206,7 @@ func (s *Stream) Promise(seal Frame, next uint32) {
 // SetSeal advances the holder's own seal. It panics if seal moves backwards.
 func (s *Stream) SetSeal(seal Frame) {
 	if seal < s.seal {
-		panic(fmt.Sprintf("bucket: seal of slot %d moved backwards from %d to %d", s.slot, s.seal, seal))
+		panic(fmt.Sprintf("cmdstream: seal of slot %d moved backwards from %d to %d", s.slot, s.seal, seal))
 	}
 	s.seal = seal
 }

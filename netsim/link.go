@@ -98,12 +98,12 @@ func (l *Link) Send(now time.Duration, size int) Delivery {
 	l.stats.Bytes += uint64(size)
 
 	// Every draw, in a fixed order, whatever the conditions.
-	step := PPM(l.burst.Uint32n(uint32(Always)))
-	burstDraw := PPM(l.burst.Uint32n(uint32(Always)))
-	lossDraw := PPM(l.loss.Uint32n(uint32(Always)))
+	step := PPM(l.burst.Uint32N(uint32(Always)))
+	burstDraw := PPM(l.burst.Uint32N(uint32(Always)))
+	lossDraw := PPM(l.loss.Uint32N(uint32(Always)))
 	jitter := jitterSample(l.jitter, c.Jitter)
-	reorderDraw := PPM(l.reorder.Uint32n(uint32(Always)))
-	dupDraw := PPM(l.dup.Uint32n(uint32(Always)))
+	reorderDraw := PPM(l.reorder.Uint32N(uint32(Always)))
+	dupDraw := PPM(l.dup.Uint32N(uint32(Always)))
 	dupGap := scale(l.dup.Uint64(), c.Jitter+1)
 
 	if l.bad {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phalanx-net/phalanx/peer/netsim"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/rng"
 )
 

@@ -42,5 +42,9 @@
 // whatever the conditions, so changing one setting does not reshuffle the
 // outcomes of the others, and adding a link changes no other link.
 //
-// Links and uplinks are not safe for concurrent use.
+// [Reliable] models one direction of a reliable, ordered stream (a TCP
+// connection or one QUIC stream: retransmission timeouts, head-of-line
+// blocking) in virtual time, the baseline datagrams are measured against.
+//
+// Links, uplinks and Reliable streams are not safe for concurrent use.
 package netsim

@@ -1,4 +1,4 @@
-package bucket
+package delay
 
 import (
 	"slices"
@@ -21,7 +21,7 @@ type Samples struct {
 // size < 1.
 func NewSamples(size int) *Samples {
 	if size < 1 {
-		panic("bucket: NewSamples with size < 1")
+		panic("delay: NewSamples with size < 1")
 	}
 	return &Samples{ring: make([]time.Duration, size), scratch: make([]time.Duration, 0, size)}
 }

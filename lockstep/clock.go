@@ -13,6 +13,10 @@ func (c *Core) advanceClock(now time.Duration) {
 	if now < c.lastNow {
 		now = c.lastNow
 	}
+	if c.adm.joining {
+		c.lastNow = now // no frame clock before we are admitted
+		return
+	}
 	c.resume(now)
 	dt := now - c.lastNow
 	c.lastNow = now

@@ -24,6 +24,8 @@ var (
 	// ErrStopped: the member stopped because the others dropped it or it
 	// ended on the minority side of a split (see Core.Err).
 	ErrStopped = errors.New("lockstep: stopped")
+	// ErrJoining: a core made with Config.Join is not admitted yet.
+	ErrJoining = errors.New("lockstep: not admitted yet")
 )
 
 // Defaults for the zero fields of Config.
@@ -38,6 +40,7 @@ const (
 	DefaultDropTimeout    = 5 * time.Second
 	DefaultHashInterval   = 10
 	DefaultHashHistory    = 2048
+	DefaultAdmitMargin    = 40 // frames: two seconds at 20 Hz
 	DefaultSignInterval   = 100
 	// Per member and frame: at most this many commands, of at most this
 	// many payload bytes in all. Within the default window of 1200 frames a
@@ -119,6 +122,22 @@ type Config struct {
 	// grown stream is signed at the next send.
 	SignInterval int
 
+	// Join makes a core that joins a running session: a member dropped
+	// before that comes back with the same slot and key (a rejoin), or one
+	// that takes a slot open since the start (a late join). It asks the
+	// members to admit it, steps nothing and refuses Submit (ErrJoining)
+	// until they agreed on the frame it counts from (AdmittedAt); the
+	// caller catches its simulation up to that frame by other means.
+	Join bool
+	// Open is the set of slots (bit i: slot i) that no member holds when
+	// the session begins: a joiner may take one later. Every member but the
+	// joiners must use the same set.
+	Open uint64
+	// AdmitMargin is how many frames past its current frame a member
+	// proposes to admit a joiner at (default 40): the time the members
+	// have to agree before any of them would have to wait for it.
+	AdmitMargin int
+
 	Logger *slog.Logger // optional; nil discards
 }
 
@@ -197,6 +216,7 @@ func (c *Config) applyDefaults() error {
 	def(&c.HashInterval, DefaultHashInterval)
 	def(&c.HashHistory, DefaultHashHistory)
 	def(&c.SignInterval, DefaultSignInterval)
+	def(&c.AdmitMargin, DefaultAdmitMargin)
 	switch {
 	case c.Frame < time.Millisecond:
 		return fmt.Errorf("%w: frame %v shorter than 1ms", ErrInvalidConfig, c.Frame)

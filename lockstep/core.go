@@ -109,6 +109,8 @@ type Core struct {
 	leaveFrame  bucket.Frame
 	leaveAtTime time.Duration
 
+	adm admissions // rejoins and late joins (admit.go)
+
 	// Turns (Config.Turns): the current turn's first frame and length.
 	turnStart bucket.Frame
 	turnLen   int
@@ -196,6 +198,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	}
 	c.checkpoint.Frame = -1
 	c.chains = make([]chainState, cfg.Members)
+	c.initAdmissions()
 	c.stats.Delay, c.stats.Lead = c.delayFrames()
 	return c, nil
 }
@@ -227,6 +230,9 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 	}
 	if c.closed || c.leaving {
 		return 0, ErrClosed
+	}
+	if c.adm.joining {
+		return 0, ErrJoining
 	}
 	if len(payload) > c.cfg.MaxCommandSize {
 		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrCommandTooLarge, len(payload), c.cfg.MaxCommandSize)

@@ -21,6 +21,12 @@
 // after a drop, or read from a replay, are proven to be its own; a member
 // that forwards altered or invented commands is dropped for a violation.
 //
+// A member dropped before may come back with the same slot and key, and a
+// slot open since the start ([Config.Open]) may take a new member: a core
+// made with [Config.Join] is admitted at a frame every live member agrees on
+// ([EventRejoin], [EventJoin]), and its caller catches its simulation up to
+// that frame, from a checkpoint when the simulation is a [Snapshotter].
+//
 // Time is a time.Duration on the caller's monotonic clock (any epoch, the
 // same for every call on one Core). The virtual-time harness in
 // lockstep/locksteptest passes simulated time; a real session passes the

@@ -29,6 +29,12 @@ const (
 	// a split (ReasonMinority). It steps no further frame; Frame is the
 	// first frame it will not step. Core.Err says why.
 	EventStop
+	// EventRejoin: a member dropped before counts again from Frame on
+	// (Member is our own slot on the member that rejoined).
+	EventRejoin
+	// EventJoin: a member took a slot open since the start and counts from
+	// Frame on (Member is our own slot on the member that joined).
+	EventJoin
 )
 
 // Reason says why a member was dropped or stopped.
@@ -58,6 +64,10 @@ func (t EventType) String() string {
 		return "desync"
 	case EventStop:
 		return "stop"
+	case EventRejoin:
+		return "rejoin"
+	case EventJoin:
+		return "join"
 	}
 	return fmt.Sprintf("EventType(%d)", uint8(t))
 }

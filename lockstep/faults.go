@@ -154,7 +154,7 @@ func (c *Core) onMembership(now time.Duration, r *remote, m *wire.Membership) {
 		i++
 		r.views[s] = v
 		slot := bucket.Slot(s)
-		if c.suspected&(1<<slot) == 0 {
+		if c.suspected&(1<<slot) == 0 && !c.staleView(slot, v) {
 			c.suspect(now, slot, c.spreadReason(now, slot, v.Reason), fmt.Sprintf("member %d stopped listening to it", r.slot))
 		}
 	}

@@ -21,6 +21,9 @@ func (c *Core) Ready(now time.Duration) Ready {
 		c.out.Deadline = now + c.cfg.DropTimeout
 		return c.out
 	}
+	if c.adm.joining {
+		return c.joinReady(now)
+	}
 	c.advanceClock(now)
 	c.checkTimeouts(now)
 	c.settleLeaves(now)
@@ -34,6 +37,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 		return out
 	}
 	c.agree(now)
+	c.agreeAdmissions(now)
 	c.updatePolicy(now)
 	if c.confirmed() {
 		c.execute()
@@ -66,7 +70,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 func (c *Core) execute() {
 	for c.executed < c.frame {
 		f := c.executed + 1
-		if !c.table.Ready(f) {
+		if !c.table.Ready(f) || f >= c.hold() {
 			if f > c.stalled {
 				c.stalled = f
 				c.stats.Stalls++

@@ -32,8 +32,14 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		c.stats.Foreign++
 		return
 	}
-	c.advanceClock(now)
+	if c.onJoinRequest(now, from, p) {
+		return
+	}
 	r := c.peers[from]
+	if c.joinerReceive(now, r, p) {
+		return
+	}
+	c.advanceClock(now)
 	if !c.live(from) {
 		c.stats.Ignored++
 		if c.suspected&(1<<from) != 0 {
@@ -168,6 +174,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	}
 	if p.HasMembership && newer {
 		c.onMembership(now, r, &p.Membership)
+	}
+	if newer && c.live(from) {
+		c.onAdmissions(now, r, p)
 	}
 	if p.HasRelay && c.live(from) {
 		c.onRelay(now, r, &p.Relay)

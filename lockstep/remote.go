@@ -80,6 +80,19 @@ type remote struct {
 	leaveNum   uint16
 	leaveHeard bool
 
+	// Its admissions entries (admit.go), and on a joiner, the number of
+	// the datagram that told us where its commands for us start.
+	admMask  uint64
+	adm      [bucket.MaxMembers]wire.Admission
+	started  bool
+	startNum uint16
+	// On a member that admitted it: the number of our first datagram to
+	// it that told it so, and whether it echoed that one or a later one
+	// (until then every datagram to it tells it).
+	admitSent  bool
+	admitNum   uint16
+	admitHeard bool
+
 	// Its membership view (faults.go).
 	hasView bool
 	mask    uint64

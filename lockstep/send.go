@@ -150,6 +150,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			p.HasLeave, p.LeaveFrame = true, c.leaveFrame
 		}
 		c.membershipView(p)
+		c.admissionsView(now, p, r)
 		c.detailFor(now, p, r)
 		// No datagram holds more commands than half its bytes: a long
 		// backlog is not copied whole for every datagram.

@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 )
@@ -71,126 +73,135 @@ func (s *countingSim) Step(f bucket.Frame, cmds []bucket.Command) {
 
 func (s *countingSim) Hash() uint64 { return s.state }
 
+// startSessions makes a session for every member of net, configured by cfg
+// (its Transport filled in), and runs each in a goroutine until ctx ends;
+// errc[i] receives what member i's Run returned.
+func startSessions(t *testing.T, ctx context.Context, net *memNet, cfg func(i int) lockstep.SessionConfig) (sessions []*lockstep.Session, errc []chan error) {
+	t.Helper()
+	for i, tr := range net.members {
+		c := cfg(i)
+		c.Transport = tr
+		s, err := lockstep.NewSession(c)
+		require.NoError(t, err, "member %d", i)
+		sessions = append(sessions, s)
+		errc = append(errc, make(chan error, 1))
+		go func() { errc[i] <- s.Run(ctx) }()
+	}
+	return sessions, errc
+}
+
 func TestSessionsOverMemoryTransport(t *testing.T) {
-	const members = 3
-	net := newMemNet(members)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	origin := time.Now()
-	clock := func() time.Duration { return time.Since(origin) }
-	var sessions []*lockstep.Session
-	var mu sync.Mutex
-	hashes := make([]map[bucket.Frame]uint64, members)
-	for i := range members {
-		hashes[i] = map[bucket.Frame]uint64{}
-		i := i
+	synctest.Test(t, func(t *testing.T) {
+		const members = 3
+		net := newMemNet(members)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		origin := time.Now()
+		clock := func() time.Duration { return time.Since(origin) }
+		var mu sync.Mutex
+		hashes := make([]map[bucket.Frame]uint64, members)
+		sessions, errc := startSessions(t, ctx, net, func(i int) lockstep.SessionConfig {
+			hashes[i] = map[bucket.Frame]uint64{}
+			return lockstep.SessionConfig{
+				Core:  lockstep.Config{Members: members, Self: bucket.Slot(i), Session: 7, Frame: 10 * time.Millisecond, DropTimeout: 2 * time.Second},
+				Sim:   &countingSim{},
+				Clock: clock,
+				OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation, _ uint64) {
+					mu.Lock()
+					hashes[i][f] = sim.Hash()
+					mu.Unlock()
+				},
+			}
+		})
+		// Submit from several goroutines while the sessions run.
+		var sub sync.WaitGroup
+		for i, s := range sessions {
+			sub.Add(1)
+			go func() {
+				defer sub.Done()
+				for k := range 20 {
+					if err := s.Submit([]byte{byte(i), byte(k)}); err != nil {
+						t.Errorf("member %d submit %d: %v", i, k, err)
+						return
+					}
+					time.Sleep(7 * time.Millisecond)
+				}
+			}()
+		}
+		sub.Wait()
+		// Wait for some frames, reading stats concurrently.
+		for sessions[0].Stats().Stepped < 60 {
+			if ctx.Err() != nil {
+				t.Fatal("sessions did not reach frame 60")
+			}
+			for _, s := range sessions {
+				_ = s.Stats()
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		// Member 2 leaves at an announced frame; the others see it leave.
+		if err := sessions[2].Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc[2]; err != nil {
+			t.Fatalf("leaver's Run: %v", err)
+		}
+		if err := sessions[2].Submit([]byte{1}); !errors.Is(err, lockstep.ErrClosed) {
+			t.Fatalf("Submit after Close: %v", err)
+		}
+		target := sessions[0].Stats().Stepped + 40
+		for sessions[0].Stats().Stepped < target || sessions[1].Stats().Stepped < target {
+			if ctx.Err() != nil {
+				t.Fatal("survivors stopped after the leave")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		for i := range 2 {
+			if err := <-errc[i]; !errors.Is(err, context.Canceled) {
+				t.Errorf("member %d: Run returned %v, want context.Canceled", i, err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for f, h := range hashes[0] {
+			if h1, ok := hashes[1][f]; ok && h1 != h {
+				t.Fatalf("frame %d: members 0 and 1 differ", f)
+			}
+			if h2, ok := hashes[2][f]; ok && h2 != h {
+				t.Fatalf("frame %d: members 0 and 2 differ", f)
+			}
+		}
+		if st := sessions[0].Stats(); st.Core.Submitted != 20 || st.Stepped < target {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+func TestSessionTransportClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := newMemNet(2)
 		s, err := lockstep.NewSession(lockstep.SessionConfig{
-			Core:      lockstep.Config{Members: members, Self: bucket.Slot(i), Session: 7, Frame: 10 * time.Millisecond, DropTimeout: 2 * time.Second},
+			Core:      lockstep.Config{Members: 2, Self: 0, Frame: 10 * time.Millisecond},
 			Sim:       &countingSim{},
-			Transport: net.members[i],
-			Clock:     clock,
-			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation, _ uint64) {
-				mu.Lock()
-				hashes[i][f] = sim.Hash()
-				mu.Unlock()
-			},
+			Transport: net.members[0],
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sessions = append(sessions, s)
-	}
-	errc := make([]chan error, members)
-	for i, s := range sessions {
-		errc[i] = make(chan error, 1)
-		go func() { errc[i] <- s.Run(ctx) }()
-	}
-	// Submit from several goroutines while the sessions run.
-	var sub sync.WaitGroup
-	for i, s := range sessions {
-		sub.Add(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		go func() {
-			defer sub.Done()
-			for k := range 20 {
-				if err := s.Submit([]byte{byte(i), byte(k)}); err != nil {
-					t.Errorf("member %d submit %d: %v", i, k, err)
-					return
-				}
-				time.Sleep(7 * time.Millisecond)
-			}
+			time.Sleep(50 * time.Millisecond)
+			net.members[0].Close()
 		}()
-	}
-	sub.Wait()
-	// Wait for some frames, reading stats concurrently.
-	for sessions[0].Stats().Stepped < 60 {
-		if ctx.Err() != nil {
-			t.Fatal("sessions did not reach frame 60")
+		if err := s.Run(ctx); !errors.Is(err, lockstep.ErrTransportClosed) {
+			t.Fatalf("Run: %v, want ErrTransportClosed", err)
 		}
-		for _, s := range sessions {
-			_ = s.Stats()
+		if err := s.Run(ctx); err == nil {
+			t.Fatal("second Run did not fail")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	// Member 2 leaves at an announced frame; the others see it leave.
-	if err := sessions[2].Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-errc[2]; err != nil {
-		t.Fatalf("leaver's Run: %v", err)
-	}
-	if err := sessions[2].Submit([]byte{1}); !errors.Is(err, lockstep.ErrClosed) {
-		t.Fatalf("Submit after Close: %v", err)
-	}
-	target := sessions[0].Stats().Stepped + 40
-	for sessions[0].Stats().Stepped < target || sessions[1].Stats().Stepped < target {
-		if ctx.Err() != nil {
-			t.Fatal("survivors stopped after the leave")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	for i := range 2 {
-		if err := <-errc[i]; !errors.Is(err, context.Canceled) {
-			t.Errorf("member %d: Run returned %v, want context.Canceled", i, err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for f, h := range hashes[0] {
-		if h1, ok := hashes[1][f]; ok && h1 != h {
-			t.Fatalf("frame %d: members 0 and 1 differ", f)
-		}
-		if h2, ok := hashes[2][f]; ok && h2 != h {
-			t.Fatalf("frame %d: members 0 and 2 differ", f)
-		}
-	}
-	if st := sessions[0].Stats(); st.Core.Submitted != 20 || st.Stepped < target {
-		t.Fatalf("stats %+v", st)
-	}
-}
-
-func TestSessionTransportClosed(t *testing.T) {
-	net := newMemNet(2)
-	s, err := lockstep.NewSession(lockstep.SessionConfig{
-		Core:      lockstep.Config{Members: 2, Self: 0, Frame: 10 * time.Millisecond},
-		Sim:       &countingSim{},
-		Transport: net.members[0],
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		net.members[0].Close()
-	}()
-	if err := s.Run(ctx); !errors.Is(err, lockstep.ErrTransportClosed) {
-		t.Fatalf("Run: %v, want ErrTransportClosed", err)
-	}
-	if err := s.Run(ctx); err == nil {
-		t.Fatal("second Run did not fail")
-	}
 }
 
 func TestNewSessionNeedsATransport(t *testing.T) {
@@ -205,22 +216,15 @@ func TestSessionBroadcastEntityDatagrams(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	got := make(chan [2]byte, 16)
-	var sessions []*lockstep.Session
-	for i := range members {
-		s, err := lockstep.NewSession(lockstep.SessionConfig{
-			Core:      lockstep.Config{Members: members, Self: bucket.Slot(i), Frame: 10 * time.Millisecond},
-			Sim:       &countingSim{},
-			Transport: net.members[i],
+	sessions, _ := startSessions(t, ctx, net, func(i int) lockstep.SessionConfig {
+		return lockstep.SessionConfig{
+			Core: lockstep.Config{Members: members, Self: bucket.Slot(i), Frame: 10 * time.Millisecond},
+			Sim:  &countingSim{},
 			OnDatagram: func(from bucket.Slot, data []byte) {
 				got <- [2]byte{byte(from), data[1]}
 			},
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-		sessions = append(sessions, s)
-		go func() { _ = s.Run(ctx) }()
-	}
+	})
 	if err := sessions[0].Broadcast([]byte{0x01, 9}); !errors.Is(err, lockstep.ErrInvalidConfig) {
 		t.Fatalf("Broadcast of a lockstep datagram: %v", err)
 	}
@@ -251,14 +255,12 @@ func TestSessionCutOffStops(t *testing.T) {
 		net := newMemNet(members)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var sessions []*lockstep.Session
 		var stops []lockstep.Event
 		var mu sync.Mutex
-		for i := range members {
-			s, err := lockstep.NewSession(lockstep.SessionConfig{
-				Core:      lockstep.Config{Members: members, Self: bucket.Slot(i), Session: 7, DropTimeout: time.Second},
-				Sim:       &countingSim{},
-				Transport: net.members[i],
+		sessions, errc := startSessions(t, ctx, net, func(i int) lockstep.SessionConfig {
+			return lockstep.SessionConfig{
+				Core: lockstep.Config{Members: members, Self: bucket.Slot(i), Session: 7, DropTimeout: time.Second},
+				Sim:  &countingSim{},
 				OnEvent: func(e lockstep.Event) {
 					if e.Type == lockstep.EventStop {
 						mu.Lock()
@@ -266,17 +268,8 @@ func TestSessionCutOffStops(t *testing.T) {
 						mu.Unlock()
 					}
 				},
-			})
-			if err != nil {
-				t.Fatal(err)
 			}
-			sessions = append(sessions, s)
-		}
-		errc := make([]chan error, members)
-		for i, s := range sessions {
-			errc[i] = make(chan error, 1)
-			go func() { errc[i] <- s.Run(ctx) }()
-		}
+		})
 		time.Sleep(2 * time.Second)
 		net.mu.Lock()
 		net.cut[2] = true
@@ -320,12 +313,10 @@ func TestSessionFullFramesWait(t *testing.T) {
 		defer cancel()
 		var mu sync.Mutex
 		var got []string
-		var sessions []*lockstep.Session
-		for i := range 2 {
-			s, err := lockstep.NewSession(lockstep.SessionConfig{
-				Core:      lockstep.Config{Members: 2, Self: bucket.Slot(i), Session: 7, MaxFrameCommands: 2},
-				Sim:       &countingSim{},
-				Transport: net.members[i],
+		sessions, _ := startSessions(t, ctx, net, func(i int) lockstep.SessionConfig {
+			return lockstep.SessionConfig{
+				Core: lockstep.Config{Members: 2, Self: bucket.Slot(i), Session: 7, MaxFrameCommands: 2},
+				Sim:  &countingSim{},
 				OnStep: func(_ bucket.Frame, cmds []bucket.Command, _ lockstep.Simulation, _ uint64) {
 					if i != 1 {
 						return
@@ -336,13 +327,8 @@ func TestSessionFullFramesWait(t *testing.T) {
 					}
 					mu.Unlock()
 				},
-			})
-			if err != nil {
-				t.Fatal(err)
 			}
-			sessions = append(sessions, s)
-			go func() { _ = s.Run(ctx) }()
-		}
+		})
 		time.Sleep(time.Second)
 		var want []string
 		for k := range 10 {

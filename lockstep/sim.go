@@ -74,3 +74,17 @@ func StepBucket(core *Core, sim Simulation, b Bucket, sections []Section) (uint6
 	core.Stepped(b.Frame, hash, sections)
 	return hash, sections
 }
+
+// Snapshotter is an optional interface of a Simulation that saves and
+// restores its whole state as bytes. With it, a member that rejoins or
+// joins late loads a checkpoint other members vouched for (its state hash)
+// and steps only the buckets since, instead of every bucket from frame 0.
+type Snapshotter interface {
+	// AppendSnapshot appends the whole state after the last Step and
+	// returns the extended slice.
+	AppendSnapshot(dst []byte) []byte
+	// Restore replaces the state with one AppendSnapshot saved, of a
+	// simulation made with the same configuration. It returns an error
+	// for data it cannot read; the state is then unspecified.
+	Restore(data []byte) error
+}

@@ -32,8 +32,9 @@ const LobbyProtocol protocol.ID = "/phalanx/lobby/1.0.0"
 // flag bit 7), which version 1 refuses as malformed. Version 3: datagrams
 // end with extension blocks, the members' signed statements
 // (docs/protocol.md, "Extension blocks"), which version 2 refuses as
-// trailing bytes.
-const ProtocolVersion = 3
+// trailing bytes. Version 4: the admissions extension block (tag 0x03,
+// rejoins and late joins), which version 3 refuses as an unknown tag.
+const ProtocolVersion = 4
 
 // ContributionSize is the size in bytes of each member's contribution to the
 // shared seed.

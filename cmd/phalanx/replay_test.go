@@ -174,7 +174,7 @@ func TestReplayInspect(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	for _, want := range []string{
-		"Phalanx replay, format version 2",
+		"Phalanx replay, format version 3",
 		"simulation   rts version 1",
 		"signatures   ",
 		"recorded by  member 1",

@@ -78,6 +78,11 @@ func (r *recorder) hook() func(bucket.Slot, lockstep.Bucket, lockstep.Simulation
 		if b.Frame >= r.frames {
 			return // members run on while the slowest finishes: not part of the run
 		}
+		if b.Frame != bucket.Frame(r.writers[slot].Frames()) {
+			// A member that rejoined steps on from its admission: its
+			// replay ends where it died (the others' hold the session).
+			return
+		}
 		r.sims[slot] = sim
 		if err := r.writers[slot].Record(b, sim); err != nil {
 			// The writer keeps its error: this member's file ends at its

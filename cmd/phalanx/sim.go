@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
@@ -190,14 +191,16 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		return 2
 	}
-	g, err := newGame(f.sim, f.peers, f.seed)
+	g, err := newGame(f.sim, ff.members(f.peers), f.seed)
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		return 2
 	}
 	var rec *recorder
 	if f.record != "" {
-		if rec, err = newRecorder(f.record, &f, g); err != nil {
+		all := f // open slots have replays too
+		all.peers = ff.members(f.peers)
+		if rec, err = newRecorder(f.record, &all, g); err != nil {
 			fmt.Fprintln(stderr, "phalanx sim: --record:", err)
 			return 1
 		}
@@ -206,6 +209,9 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	hc := f.harnessConfig(profile, g)
 	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
+	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
+	hc.Spectators, hc.SpectatorDelay, hc.SpectatorsFrom = ff.spectators, ff.spectatorDelay, bucket.Frame(ff.spectatorsAt)
+	hc.StallFrom, hc.StallTo = bucket.Frame(ff.stallFrom), bucket.Frame(ff.stallTo)
 	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)
 	recErr := rec.finish()
@@ -278,14 +284,18 @@ type report struct {
 	// Stopped lists the members that stopped by the rules: dropped by the
 	// others, or on the minority side of a split. They do not count
 	// against identical.
-	Stopped    []stopped    `json:"stopped"`
-	Events     []event      `json:"events"`
-	Sides      []side       `json:"sides,omitempty"`
-	Reckon     reckonReport `json:"reckon,omitempty"`
-	Commands   int          `json:"commands"`
-	CPUPercent float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
-	VirtualS   float64      `json:"virtual_s"`
-	WallS      float64      `json:"wall_s"`
+	Stopped    []stopped   `json:"stopped"`
+	Events     []event     `json:"events"`
+	Admissions []admission `json:"admissions"`
+	Spectators []watcher   `json:"spectators"`
+	// WindowStallRate: the members' stalls per frame over --stall-window.
+	WindowStallRate *float64     `json:"window_stall_rate,omitempty"`
+	Sides           []side       `json:"sides,omitempty"`
+	Reckon          reckonReport `json:"reckon,omitempty"`
+	Commands        int          `json:"commands"`
+	CPUPercent      float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
+	VirtualS        float64      `json:"virtual_s"`
+	WallS           float64      `json:"wall_s"`
 }
 
 // event is one event a member saw, in the JSON of the contract.
@@ -359,6 +369,11 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 		r.FinalHash = fmt.Sprintf("%016x", res.Members[res.Groups[0][0]].FinalHash)
 	}
 	r.Events = []event{}
+	r.Admissions, r.Spectators = admissionsOf(res), spectatorsOf(res)
+	if res.WindowFrames > 0 {
+		rate := math.Round(float64(res.WindowStalls)/float64(res.WindowFrames)*1e5) / 1e5
+		r.WindowStallRate = &rate
+	}
 	r.Stopped = []stopped{}
 	for _, m := range res.Members {
 		if st, ok := stoppedOf(int(m.Slot), m.Events, m.Stopped); ok {
@@ -367,6 +382,9 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	}
 	for _, m := range res.Members {
 		for _, e := range m.Events {
+			if e.Type == lockstep.EventRejoin || e.Type == lockstep.EventJoin {
+				continue // listed under admissions, with who reported them
+			}
 			ev := event{Observer: int(m.Slot), Type: eventType(e), Frame: int64(e.Frame), Member: int(e.Member), Section: e.Section, Reason: string(e.Reason), Detail: e.Detail}
 			if e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave {
 				last := int64(e.LastFrame)
@@ -391,7 +409,7 @@ func newReport(f *runFlags, profile string, res *locksteptest.Result, wall time.
 	}
 	var stalls, up, down, dgrams, signed, verified int64
 	for _, m := range res.Members {
-		if m.Killed {
+		if m.Killed || m.Open {
 			continue
 		}
 		signed += m.Stats.StatementsSigned
@@ -466,5 +484,6 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(w, "  cursors (dead reckoning, %-9s): %.2f updates/s, error mean %.3f p99 %.3f, largest jump %.3f\n", m, mt.UpdatesPerS, mt.ErrorMean, mt.ErrorP99, mt.MaxJump)
 		}
 	}
+	r.printAdmissions(w)
 	fmt.Fprintf(w, "%s; final hash %s\n", verdict, r.FinalHash)
 }

@@ -79,6 +79,14 @@ func (w *World) acquireRoute(target int32) int32 {
 	}
 	r := &rt.list[i]
 	r.target, r.refs, r.inUse = target, 0, true
+	w.fillRoute(r)
+	return i
+}
+
+// fillRoute computes r's field toward r.target.
+func (w *World) fillRoute(r *route) {
+	rt := &w.routes
+	target := r.target
 	dist := r.dist
 	copy(dist, w.blank)
 	q := rt.queue[:len(dist)]
@@ -101,5 +109,4 @@ func (w *World) acquireRoute(target int32) int32 {
 		}
 	}
 	rt.queue = q[:0]
-	return i
 }

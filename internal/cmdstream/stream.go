@@ -5,6 +5,10 @@ import (
 	"fmt"
 )
 
+// maxOutOfOrder bounds how far past the contiguous prefix a stream buffers
+// commands that arrived early.
+const maxOutOfOrder = 4096
+
 // Errors returned by Stream methods when an insertion would break the
 // stream's rules. The engine reports them as protocol violations of the
 // member that sent the command.
@@ -14,10 +18,6 @@ var (
 	ErrConflict       = errors.New("cmdstream: command differs from the one held under the same sequence number")
 	ErrTooFarAhead    = errors.New("cmdstream: sequence number too far ahead of the held prefix")
 )
-
-// maxOutOfOrder bounds how far past the contiguous prefix a stream buffers
-// commands that arrived early.
-const maxOutOfOrder = 4096
 
 // Stream is one member's command stream as one holder knows it: the
 // contiguous prefix of commands it has, a few commands that arrived past a
@@ -273,3 +273,15 @@ func (s *Stream) AppendFrame(dst []Command, frame Frame) []Command {
 
 // Buffered returns the number of commands held past a gap.
 func (s *Stream) Buffered() int { return len(s.early) }
+
+// Reset empties the stream and starts it again at sequence number base with
+// seal seal, as a new incarnation of the member: one admitted again after
+// its drop, whose commands count from a later frame on, or one whose
+// earlier commands the holder will never need (it joined late). Everything
+// held, buffered or promised is forgotten.
+func (s *Stream) Reset(base uint32, seal Frame) {
+	clear(s.held)
+	clear(s.early)
+	s.held, s.early, s.pending = s.held[:0], s.early[:0], s.pending[:0]
+	s.base, s.seal, s.lastFrm = base, seal, -1
+}

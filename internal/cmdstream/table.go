@@ -43,6 +43,11 @@ func (t *Table) Close(slot Slot, last Frame) {
 	t.closed[slot] = last
 }
 
+// Reopen makes slot's stream count again after Close: a member admitted
+// again after its drop. The caller resets the stream first (Stream.Reset)
+// so that it seals every frame before the one the member counts from.
+func (t *Table) Reopen(slot Slot) { t.closed[slot] = NoFrame }
+
 // Closed returns the last frame of slot's stream that counts, or NoFrame
 // while the member is live.
 func (t *Table) Closed(slot Slot) Frame { return t.closed[slot] }

@@ -41,9 +41,20 @@ type member struct {
 	maxWait   time.Duration
 	peakHeld  int
 	sections  []lockstep.Section // reused every frame
+
+	// Joining (catchup.go): the slot is open and nobody joined it yet; the
+	// member catches up (its live buckets held until it has) and its
+	// transfer began at admittedAt; its entry in Result.Admissions.
+	open        bool
+	catching    bool
+	transfer    bool
+	admittedAt  time.Duration
+	pendingLive []lockstep.Bucket // the live buckets emitted while it catches up: bounded by the catch-up's length
+	admission   int
+	stallsAt    int64 // its stalls when it stepped Config.StallFrom, or -1
 }
 
-func (m *member) active() bool { return !m.killed && !m.left && !m.stopped }
+func (m *member) active() bool { return !m.killed && !m.left && !m.stopped && !m.open }
 
 // maxErrors is how many errors a member keeps: the first ones.
 const maxErrors = 64
@@ -87,8 +98,11 @@ type harness struct {
 	stormTo    time.Duration // a storm is in force until then, losing datagrams with probability stormLoss
 	stormLoss  float64
 	storms     *rng.PCG
-	pkt        wire.Packet // scratch for muting
-	streams    *streamNet  // the stream transport, or nil
+	pkt        wire.Packet       // scratch for muting
+	streams    *streamNet        // the stream transport, or nil
+	coreCfg    []lockstep.Config // each member's core configuration, for a rejoin
+	archive    *archive          // what members serve joiners (catchup.go), with rejoin or join faults or spectators only
+	specs      *spectators       // the spectators, once they joined (spectate.go)
 }
 
 // Run performs one virtual run.
@@ -115,11 +129,34 @@ func Run(cfg Config) (*Result, error) {
 		if f.Frame < 0 {
 			return nil, fmt.Errorf("locksteptest: fault at frame %d", f.Frame)
 		}
+		if f.Kind == FaultJoin && cfg.Open&(1<<f.Slot) == 0 {
+			return nil, fmt.Errorf("locksteptest: join into slot %d, which is not open", f.Slot)
+		}
+	}
+	if cfg.CatchupRate <= 0 {
+		cfg.CatchupRate = defaultCatchupRate
+	}
+	if cfg.CatchupServers <= 0 {
+		cfg.CatchupServers = defaultCatchupServers
+	}
+	if cfg.SpectatorFanout <= 0 {
+		cfg.SpectatorFanout = defaultSpectatorFanout
+	}
+	if cfg.Spectators < 0 || cfg.Spectators > 1000 || cfg.SpectatorDelay < 0 || cfg.SpectatorsFrom < 0 {
+		return nil, fmt.Errorf("locksteptest: %d spectators, delay %v, from frame %d", cfg.Spectators, cfg.SpectatorDelay, cfg.SpectatorsFrom)
 	}
 	if cfg.Transport != "" && cfg.Transport != TransportDatagram && cfg.Transport != TransportStream {
 		return nil, fmt.Errorf("locksteptest: unknown transport %q", cfg.Transport)
 	}
 	h := &harness{cfg: cfg, cmds: make(map[commandKey]*pending), history: newHistory(cfg.Members), res: &Result{Frames: cfg.Frames, Diverged: -1}}
+	for _, f := range cfg.Faults {
+		if f.Kind == FaultRejoin || f.Kind == FaultJoin {
+			h.archive = &archive{}
+		}
+	}
+	if cfg.Spectators > 0 {
+		h.archive = &archive{}
+	}
 	root := rng.SeedFromUint64(cfg.Seed).PCG()
 	if cfg.Transport == TransportStream {
 		h.streams = newStreamNet(cfg.Members, cfg.Profile, root)
@@ -130,7 +167,7 @@ func Run(cfg Config) (*Result, error) {
 	for i := range cfg.Members {
 		slot := bucket.Slot(i)
 		cc := cfg.Core
-		cc.Members, cc.Self, cc.Session, cc.Start = cfg.Members, slot, uint16(cfg.Seed), 0
+		cc.Members, cc.Self, cc.Session, cc.Start, cc.Open = cfg.Members, slot, uint16(cfg.Seed), 0, cfg.Open
 		if sign {
 			cc.Signer, cc.Verifier = signers[i], verifier
 		}
@@ -141,7 +178,8 @@ func Run(cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), uplink: netsim.NewUplink(cfg.Profile), stepped: -1}
+		h.coreCfg = append(h.coreCfg, cc)
+		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), uplink: netsim.NewUplink(cfg.Profile), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1}
 		m.links = make([]*netsim.Link, cfg.Members)
 		for j := range cfg.Members {
 			if j != i {
@@ -163,7 +201,9 @@ func Run(cfg Config) (*Result, error) {
 	submits := root.Derive("submit times")
 	h.storms = root.Derive("storms")
 	for _, m := range h.members {
-		h.wake(m, 0)
+		if !m.open {
+			h.wake(m, 0)
+		}
 	}
 	// Commands are scheduled a frame at a time, just ahead of the clock, so
 	// the queue stays small.
@@ -182,6 +222,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	for {
 		scheduleCommands(bucket.Frame(h.now/frame) + 2)
+		if h.specs == nil && cfg.Spectators > 0 && h.now >= time.Duration(cfg.SpectatorsFrom)*frame {
+			h.addSpectators()
+		}
 		if h.done() {
 			break
 		}
@@ -196,6 +239,11 @@ func Run(cfg Config) (*Result, error) {
 		}
 		if e.kind == evFault {
 			h.inject(cfg.Faults[e.fault])
+			h.recycle(e)
+			continue
+		}
+		if e.kind == evSpectate {
+			h.spectate(int(e.gen))
 			h.recycle(e)
 			continue
 		}
@@ -229,12 +277,17 @@ func Run(cfg Config) (*Result, error) {
 				h.cfg.OnReceive(h.now, e.from, e.to, e.data)
 			}
 			m.core.Receive(h.now, e.from, e.data)
+		case evCatchup:
+			h.catchup(m)
 		case evSegment, evAck, evRTO:
 			if !h.streamEvent(m, e) {
 				h.recycle(e)
 				continue
 			}
 		case evSubmit:
+			if m.catching {
+				break // its player plays once its game has caught up
+			}
 			if _, err := m.core.Submit(h.now, e.data); err != nil {
 				if !errors.Is(err, lockstep.ErrClosed) {
 					m.fail(err)
@@ -256,6 +309,9 @@ func Run(cfg Config) (*Result, error) {
 }
 
 func (h *harness) done() bool {
+	if !h.spectatorsDone() {
+		return false
+	}
 	for _, m := range h.members {
 		if m.active() && m.stepped < bucket.Frame(h.cfg.Frames-1) {
 			return false
@@ -289,7 +345,11 @@ func (h *harness) ready(m *member) {
 		h.transmit(m, d)
 	}
 	for _, b := range rd.Buckets {
-		h.step(m, b)
+		if m.catching {
+			m.holdLive(b)
+		} else {
+			h.step(m, b)
+		}
 	}
 	if h.cfg.OnStatement != nil {
 		for _, s := range rd.Statements {
@@ -301,6 +361,9 @@ func (h *harness) ready(m *member) {
 		for _, e := range rd.Events {
 			h.cfg.OnEvent(m.slot, e)
 		}
+	}
+	if m.catching && !m.transfer && m.core.AdmittedAt() >= 0 {
+		h.startCatchup(m)
 	}
 	if m.core.Left() {
 		m.left = true
@@ -335,6 +398,11 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 	input := lockstep.InputHash(b.Frame, b.Commands)
 	state := m.sim.Hash()
 	h.history.step(m.slot, b.Frame, frameHashes{input: input, state: state})
+	h.keep(m, b, state)
+	h.serve(m, b)
+	if h.cfg.StallTo > 0 {
+		h.stallWindow(m, b.Frame)
+	}
 	m.sections = m.sections[:0]
 	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
 		m.sections = sh.SectionHashes(m.sections)

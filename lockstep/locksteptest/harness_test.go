@@ -25,6 +25,13 @@ func commandsEvery(n int) func(bucket.Slot, bucket.Frame) [][]byte {
 
 func runProfile(t testing.TB, profile string, members, frames int, seed uint64, core lockstep.Config) *Result {
 	t.Helper()
+	return runOver(t, profile, members, frames, seed, core, TransportDatagram)
+}
+
+// runOver runs members NullSims on the named profile over transport,
+// keeping every sample.
+func runOver(t testing.TB, profile string, members, frames int, seed uint64, core lockstep.Config, transport string) *Result {
+	t.Helper()
 	p, err := netsim.Named(profile)
 	if err != nil {
 		t.Fatal(err)
@@ -33,19 +40,20 @@ func runProfile(t testing.TB, profile string, members, frames int, seed uint64, 
 		core.Budget = 3600
 	}
 	res, err := Run(Config{
-		Members:  members,
-		Frames:   frames,
-		Seed:     seed,
-		Profile:  p,
-		Core:     core,
-		NewSim:   func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
-		Commands: commandsEvery(10),
+		Members:   members,
+		Frames:    frames,
+		Seed:      seed,
+		Profile:   p,
+		Core:      core,
+		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
+		Commands:  commandsEvery(10),
+		Transport: transport,
 		// Every sample, for the tests that compare runs sample by sample
 		// and the sketches with the samples.
 		KeepSamples: true,
 	})
 	if err != nil {
-		t.Fatalf("%s seed %d: %v", profile, seed, err)
+		t.Fatalf("%s over %s, seed %d: %v", profile, transport, seed, err)
 	}
 	return res
 }

@@ -19,15 +19,18 @@ type history struct {
 	// recent[m][f%historyWindow] are member m's hashes of frame f, for
 	// its newest historyWindow frames: bounded by configuration.
 	recent [][]frameHashes
-	// stepped[m] is the newest frame member m stepped, or -1.
+	// stepped[m] is the newest frame member m stepped, or -1; from[m] the
+	// first frame it stepped since it last joined (0 for the members that
+	// started the run).
 	stepped []bucket.Frame
+	from    []bucket.Frame
 	// diff[a][b] is the first frame where members a and b differ, or -1:
 	// members squared, bounded by configuration.
 	diff [][]bucket.Frame
 }
 
 func newHistory(members int) *history {
-	h := &history{recent: make([][]frameHashes, members), stepped: make([]bucket.Frame, members), diff: make([][]bucket.Frame, members)}
+	h := &history{recent: make([][]frameHashes, members), stepped: make([]bucket.Frame, members), from: make([]bucket.Frame, members), diff: make([][]bucket.Frame, members)}
 	for m := range members {
 		h.recent[m] = make([]frameHashes, historyWindow)
 		h.stepped[m] = -1
@@ -47,14 +50,29 @@ func (h *history) step(m bucket.Slot, f bucket.Frame, fh frameHashes) {
 	h.recent[m][int(f)%historyWindow] = fh
 	h.stepped[m] = f
 	for o := range h.recent {
-		if bucket.Slot(o) == m || h.stepped[o] < f {
-			continue // o compares when it steps f
+		if bucket.Slot(o) == m || h.stepped[o] < f || f < h.from[o] {
+			continue // o compares when it steps f, or (a joiner) never steps it
 		}
 		if h.stepped[o]-f >= historyWindow || h.recent[o][int(f)%historyWindow] != fh {
 			h.differ(m, bucket.Slot(o), f)
 		}
 	}
 }
+
+// stateOf returns the state hash after frame f of a member that stepped
+// it and still holds it in its window.
+func (h *history) stateOf(f bucket.Frame) (uint64, bool) {
+	for m, s := range h.stepped {
+		if s >= f && s-f < historyWindow {
+			return h.recent[m][int(f)%historyWindow].state, true
+		}
+	}
+	return 0, false
+}
+
+// joined records that member m, having joined, steps frames from f on:
+// frames before it it caught up on apart from the history.
+func (h *history) joined(m bucket.Slot, f bucket.Frame) { h.from[m] = f }
 
 func (h *history) differ(a, b bucket.Slot, f bucket.Frame) {
 	if d := h.diff[a][b]; d < 0 || f < d {

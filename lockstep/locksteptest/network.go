@@ -37,6 +37,8 @@ func (h *harness) inject(f Fault) {
 		m.muted, m.muteSeal = true, m.core.Stats().Seal
 	case FaultStorm:
 		h.stormTo, h.stormLoss = h.now+f.Duration, f.Loss
+	case FaultRejoin, FaultJoin:
+		h.join(f)
 	}
 }
 

@@ -1,6 +1,9 @@
 package locksteptest
 
 import (
+	"encoding/binary"
+	"fmt"
+
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 )
@@ -21,3 +24,17 @@ func (s *NullSim) Hash() uint64 { return s.state }
 
 // Perturb alters the state, as a bug or a cheat would.
 func (s *NullSim) Perturb() { s.state++ }
+
+// AppendSnapshot appends the state (lockstep.Snapshotter): 8 bytes.
+func (s *NullSim) AppendSnapshot(dst []byte) []byte {
+	return binary.LittleEndian.AppendUint64(dst, s.state)
+}
+
+// Restore replaces the state with a snapshot's.
+func (s *NullSim) Restore(data []byte) error {
+	if len(data) != 8 {
+		return fmt.Errorf("locksteptest: a null simulation snapshot of %d bytes, want 8", len(data))
+	}
+	s.state = binary.LittleEndian.Uint64(data)
+	return nil
+}

@@ -42,7 +42,7 @@ func (h *harness) finish() {
 	}
 	for _, m := range h.members {
 		h.res.Members = append(h.res.Members, Member{
-			Slot: m.slot, Killed: m.killed, Left: m.left, Stopped: m.core.Err(), Frozen: m.wasFrozen, MaxWait: m.maxWait, PeakHeld: m.peakHeld,
+			Slot: m.slot, Killed: m.killed, Left: m.left, Open: m.open, Stopped: m.core.Err(), Frozen: m.wasFrozen, MaxWait: m.maxWait, PeakHeld: m.peakHeld,
 			Stepped: m.stepped, FinalHash: m.final,
 			Stats: m.core.Stats(), Events: m.events, Errors: m.errs,
 		})
@@ -89,6 +89,13 @@ func (h *harness) finish() {
 				h.res.Identical = false
 			}
 		}
+	}
+	var final uint64
+	if len(h.res.Survivors) > 0 {
+		final = h.members[h.res.Survivors[0]].final
+	}
+	if !h.spectatorResults(final, len(h.res.Survivors) > 0) {
+		h.res.Identical = false
 	}
 }
 

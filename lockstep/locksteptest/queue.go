@@ -14,9 +14,11 @@ const (
 	evDeliver
 	evSubmit
 	evFault
-	evSegment // stream transport: a segment reaches member to
-	evAck     // stream transport: member to learns that from has segment gen
-	evRTO     // stream transport: member to's timer for segment gen to from fires
+	evSegment  // stream transport: a segment reaches member to
+	evAck      // stream transport: member to learns that from has segment gen
+	evRTO      // stream transport: member to's timer for segment gen to from fires
+	evCatchup  // a joiner's catch-up transfer may be complete (catchup.go)
+	evSpectate // spectator gen may step (spectate.go)
 )
 
 type event struct {

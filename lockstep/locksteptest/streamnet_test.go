@@ -14,36 +14,14 @@ import (
 
 func runStream(t testing.TB, profile string, members, frames int, seed uint64, transport string) *Result {
 	t.Helper()
-	p, err := netsim.Named(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	core := lockstep.Config{}
-	if profile == "modem" {
-		core.Budget = 3600
-	}
 	if transport == TransportStream {
 		// A reliable stream loses nothing, it only delays, at times by
 		// more than the default drop timeout on the worst profiles; the
 		// CLI waits as long (cmd/phalanx streamDropTimeout).
 		core.DropTimeout = time.Minute
 	}
-	res, err := Run(Config{
-		Members:   members,
-		Frames:    frames,
-		Seed:      seed,
-		Profile:   p,
-		Core:      core,
-		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
-		Commands:  commandsEvery(10),
-		Transport: transport,
-		// Every sample: the tests compare runs sample by sample.
-		KeepSamples: true,
-	})
-	if err != nil {
-		t.Fatalf("%s over %s, seed %d: %v", profile, transport, seed, err)
-	}
-	return res
+	return runOver(t, profile, members, frames, seed, core, transport)
 }
 
 // TestStreamTransportIdentical runs sessions over the stream transport:

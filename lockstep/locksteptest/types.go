@@ -71,6 +71,33 @@ type Config struct {
 	// plots: memory that grows with the run. Unset, a run keeps only
 	// their bounded sketches (Result.LatencyPercentile, OneWayPercentile).
 	KeepSamples bool
+	// Open is the set of slots (bit i: slot i) that are empty when the
+	// run begins: a FaultJoin brings a member into one.
+	Open uint64
+	// CheckpointEvery is how often, in frames, every member saves its
+	// simulation (lockstep.Snapshotter) for joiners to load; 0 or a
+	// simulation without the interface: joiners step every bucket from
+	// frame 0.
+	CheckpointEvery int
+	// CatchupRate is the bytes per second one member serves a joiner's
+	// catch-up at (default 1 MiB/s), on a transfer of its own beside the
+	// datagrams; at most CatchupServers members (default 3) serve one
+	// joiner, each a share.
+	CatchupRate    int
+	CatchupServers int
+	// Spectators watch the run (spectate.go): they receive the buckets the
+	// members step and step them SpectatorDelay behind the live frame (by
+	// the wall clock), from frame SpectatorsFrom on (0: the start; later,
+	// they catch up first). A member or a spectator serves at most
+	// SpectatorFanout of them (default 2).
+	Spectators      int
+	SpectatorDelay  time.Duration
+	SpectatorFanout int
+	SpectatorsFrom  bucket.Frame
+	// StallFrom and StallTo, when StallTo is positive, set a window of
+	// frames over which Result.WindowStalls counts the stalls of the
+	// members that step both ends of it (a joiner's own catch-up aside).
+	StallFrom, StallTo bucket.Frame
 	// Transport carries the cores' datagrams: "" or TransportDatagram, one
 	// unreliable datagram each; TransportStream, a reliable ordered stream
 	// per ordered pair of members (see netsim.Reliable), whose retransmissions count
@@ -90,6 +117,8 @@ const (
 	FaultFreeze                         // the member does nothing for Duration (what it is sent meanwhile is lost), then resumes
 	FaultMute                           // the member keeps talking but its seal stops: its datagrams carry the seal it had then, and none of its later commands
 	FaultStorm                          // every datagram is lost with probability Loss for Duration
+	FaultRejoin                         // the member, killed or stopped before, comes back with the same slot and key and a new core (catchup.go)
+	FaultJoin                           // a new member takes slot Slot, open since the start (Config.Open)
 )
 
 // Fault is one fault injected into a run.
@@ -124,6 +153,18 @@ type Result struct {
 	OneWay    []time.Duration
 	Lost      int64                  // datagrams the network lost or dropped
 	Reliable  []netsim.ReliableStats // over the stream transport: per member, its outgoing streams' counters summed
+	// Admissions are the rejoins and late joins, in the order they were
+	// requested.
+	Admissions []Admission
+	// WindowStalls are the stalls (lockstep.Stats.Stalls) of the members
+	// that stepped frames Config.StallFrom to StallTo while they did, and
+	// WindowFrames those frames summed over the same members.
+	WindowStalls, WindowFrames int64
+	// Spectators are the run's spectators; Identical covers those that
+	// stepped the last frame. SpectatorBytes is, per member slot, the bytes
+	// of buckets it sent the spectators it serves.
+	Spectators     []Spectator
+	SpectatorBytes []int64
 
 	latency, oneWay quantile.Sketch // nanoseconds
 }
@@ -167,6 +208,7 @@ type Member struct {
 	Killed   bool
 	Left     bool
 	Frozen   bool // it was frozen at some point (FaultFreeze)
+	Open     bool // its slot stayed open: nobody joined it (Config.Open)
 	PeakHeld int  // the most payload bytes of the others' commands it held (Core.Held, sampled every ten frames, buffered ones counted at Config.MaxCommandSize)
 	// MaxWait is the longest it went without stepping a frame after frame
 	// 0, until it finished or stopped, counting each wait from the later of
@@ -184,3 +226,32 @@ type Member struct {
 
 // ErrTimeout is returned when the run does not finish within MaxTime.
 var ErrTimeout = errors.New("locksteptest: run did not finish in time")
+
+// Admission is one member's rejoin or late join in a run.
+type Admission struct {
+	Slot           bucket.Slot
+	Kind           string        // "rejoin" or "late"
+	RequestedFrame bucket.Frame  // the frame (by the wall clock) at which it asked
+	AdmittedFrame  bucket.Frame  // the frame it counts from, or -1 if never admitted
+	Snapshot       bucket.Frame  // the checkpoint it loaded, or -1 (it stepped every bucket from frame 0)
+	CatchupFrames  int           // frames it stepped to catch up: from the checkpoint (or frame 0) to the admission frame and those that went live meanwhile
+	Transfer       time.Duration // virtual time from its admission until the checkpoint and buckets were in (the transfer model)
+	Resimulate     time.Duration // wall-clock time this machine took to restore the checkpoint and step the catch-up frames
+	Bytes          int64         // bytes of checkpoint and buckets transferred
+	Servers        int           // members that served the transfer
+	Verified       bool          // the loaded checkpoint's state hash matched the one the members vouched for
+}
+
+// Spectator is one spectator of a run.
+type Spectator struct {
+	Index       int
+	ServedBy    string       // "member N" or "spectator N"
+	Depth       int          // spectators between it and the member that serves the tree it is in
+	From        bucket.Frame // the first frame it received live (before it: its catch-up)
+	Snapshot    bucket.Frame // the checkpoint it loaded, or -1
+	Stepped     bucket.Frame // the newest frame it stepped
+	FinalHash   uint64       // its state hash after the run's last frame (or the newest it stepped)
+	DelayFrames int          // Config.SpectatorDelay in frames
+	Bytes       int64        // bytes it received: catch-up and buckets
+	Diverged    bool         // its state differed from the members' at some frame, or it could not catch up
+}

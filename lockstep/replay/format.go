@@ -49,7 +49,7 @@ const (
 	Magic = "PHXREPLAY"
 	// FormatVersion is the format version this package writes, and the
 	// newest it reads. Readers accept versions 1 to FormatVersion.
-	FormatVersion = 2
+	FormatVersion = 3
 	// EngineVersion is the engine version a Writer records when
 	// Header.Engine is empty.
 	EngineVersion = "phalanx 0.1"
@@ -402,7 +402,18 @@ const (
 	ChangeDrop ChangeKind = 1
 	// ChangeLeave: the member left at an announced frame.
 	ChangeLeave ChangeKind = 2
+	// ChangeRejoin: a member dropped before counts again from Frame on
+	// (format version 3). Its commands from Frame on are a new stream:
+	// their sequence numbers, and the statements recorded after this
+	// change, count from 0 again.
+	ChangeRejoin ChangeKind = 3
+	// ChangeJoin: a member joined a slot open since the start and counts
+	// from Frame on (format version 3); its commands as for ChangeRejoin.
+	ChangeJoin ChangeKind = 4
 )
+
+// admission reports whether k admits a member (format version 3).
+func (k ChangeKind) admission() bool { return k == ChangeRejoin || k == ChangeJoin }
 
 // String returns "drop", "leave" or "change N".
 func (k ChangeKind) String() string {
@@ -411,11 +422,16 @@ func (k ChangeKind) String() string {
 		return "drop"
 	case ChangeLeave:
 		return "leave"
+	case ChangeRejoin:
+		return "rejoin"
+	case ChangeJoin:
+		return "join"
 	}
 	return fmt.Sprintf("change %d", uint8(k))
 }
 
-// Change is a membership change: a member dropped or left.
+// Change is a membership change: a member dropped, left, rejoined or
+// joined late (LastFrame -1 for the last two).
 type Change struct {
 	Kind      ChangeKind
 	Frame     bucket.Frame // the frame at which it took effect
@@ -436,6 +452,10 @@ func ChangeOf(e lockstep.Event) (Change, bool) {
 		c.Kind = ChangeDrop
 	case lockstep.EventLeave:
 		c.Kind = ChangeLeave
+	case lockstep.EventRejoin:
+		c.Kind, c.LastFrame = ChangeRejoin, -1
+	case lockstep.EventJoin:
+		c.Kind, c.LastFrame = ChangeJoin, -1
 	default:
 		return Change{}, false
 	}
@@ -446,7 +466,10 @@ func ChangeOf(e lockstep.Event) (Change, bool) {
 }
 
 func (c Change) String() string {
-	s := fmt.Sprintf("%s of member %d at frame %d (last frame %d)", c.Kind, c.Member, c.Frame, c.LastFrame)
+	s := fmt.Sprintf("%s of member %d at frame %d", c.Kind, c.Member, c.Frame)
+	if !c.Kind.admission() {
+		s += fmt.Sprintf(" (last frame %d)", c.LastFrame)
+	}
 	if c.Detail != "" {
 		s += ": " + c.Detail
 	}

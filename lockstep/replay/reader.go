@@ -85,8 +85,11 @@ type Reader struct {
 	first  bucket.Frame // the first frame of the current chunk
 	last   bucket.Frame // the last frame the file may hold: its trailer's, when known
 	expect []uint64
-	names  []string
-	ended  bool
+	// restart is, per slot, the frame from which its sequence numbers
+	// count from 0 again (an admission, ChangeRejoin or ChangeJoin), or -1.
+	restart []bucket.Frame
+	names   []string
+	ended   bool
 
 	rec  Record
 	cmds []bucket.Command
@@ -107,6 +110,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, err
 	}
 	rd.expect = make([]uint64, len(rd.h.Members))
+	rd.restart = make([]bucket.Frame, len(rd.h.Members))
+	for i := range rd.restart {
+		rd.restart[i] = -1
+	}
 	return rd, nil
 }
 

@@ -31,6 +31,7 @@ func (r *Reader) record() (*Record, error) {
 		}
 		r.skip = bucket.Frame(n)
 	case t&0xc0 == recSingle:
+		restartStreams(r.expect, r.restart, r.next)
 		r.cmds = r.cmds[:0]
 		r.command(&d, bucket.Slot(t&^recSingle), 0)
 	case t == recBucket:
@@ -38,6 +39,7 @@ func (r *Reader) record() (*Record, error) {
 		if d.err == nil && n == 0 {
 			return nil, r.malformed("bucket without commands")
 		}
+		restartStreams(r.expect, r.restart, r.next)
 		r.cmds = r.cmds[:0]
 		for i := range n {
 			slot := bucket.Slot(d.uvarint(math.MaxUint8, "slot"))
@@ -83,8 +85,14 @@ func (r *Reader) record() (*Record, error) {
 		c.Frame = d.frame("change frame")
 		c.LastFrame = d.frame("last frame")
 		c.Detail = string(d.bytes(maxDetail, "detail"))
-		if d.err == nil && c.Kind != ChangeDrop && c.Kind != ChangeLeave {
+		if d.err == nil && c.Kind != ChangeDrop && c.Kind != ChangeLeave && !(c.Kind.admission() && r.h.Version >= 3) {
 			d.fail("membership change of kind %d", c.Kind)
+		}
+		if d.err == nil && c.Kind.admission() {
+			if c.Frame < r.next {
+				d.fail("admission of slot %d at frame %d, after frame %d", c.Member, c.Frame, r.next-1)
+			}
+			r.restart[c.Member] = c.Frame
 		}
 		r.rec = Record{Kind: KindChange, Frame: c.Frame, Change: c}
 	case t == recStatement && r.h.Version >= 2:
@@ -161,4 +169,16 @@ func (d *decoder) u8(what string) uint8 {
 		return b[0]
 	}
 	return 0
+}
+
+// restartStreams starts the sequence numbers of every slot admitted at or
+// before frame from 0 again: the admitted member's commands are a new
+// stream (ChangeRejoin, ChangeJoin). Its commands before the admission,
+// all stamped on frames before it, were read already.
+func restartStreams(expect []uint64, restart []bucket.Frame, frame bucket.Frame) {
+	for s, at := range restart {
+		if at >= 0 && frame >= at {
+			expect[s], restart[s] = 0, -1
+		}
+	}
 }

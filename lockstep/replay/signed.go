@@ -34,6 +34,10 @@ type memberChain struct {
 	frames  []bucket.Frame   // frames[i]: the frame of command i
 	gap     bool             // a sequence number is missing: the chain stops there
 	pending []Statement
+	// from is the frame its stream (re)started at: an admission starts a
+	// new chain, and commands of the earlier stream stamped before it are
+	// no part of the new one.
+	from bucket.Frame
 }
 
 // CheckSignatures reads replay r and checks every recorded statement with
@@ -92,6 +96,15 @@ func CheckSignatures(r io.Reader, v lockstep.Verifier) (Signatures, error) {
 			return res, err
 		}
 		switch rec.Kind {
+		case KindChange:
+			if rec.Change.Kind.admission() {
+				// A new stream: its statements follow this record, its
+				// commands its frame. What the old one still waits for
+				// cannot be checked any more.
+				res.Unchecked += len(chains[rec.Change.Member].pending)
+				chains[rec.Change.Member] = memberChain{from: rec.Change.Frame}
+				res.Covered[rec.Change.Member] = 0
+			}
 		case KindStatement:
 			res.Statements++
 			s := rec.Statement
@@ -107,6 +120,9 @@ func CheckSignatures(r io.Reader, v lockstep.Verifier) (Signatures, error) {
 		case KindFrame:
 			for _, cmd := range rec.Commands {
 				c := &chains[cmd.Slot]
+				if cmd.Frame < c.from {
+					continue // the earlier stream's last commands
+				}
 				if c.gap || cmd.Seq != uint32(len(c.hashes)) {
 					c.gap = true
 					continue

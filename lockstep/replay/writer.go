@@ -40,13 +40,14 @@ type Writer struct {
 	// payload, out and zbuf hold one chunk: flushFrames frames' records
 	// or about softChunkSize bytes, then it is written out and they are
 	// reused.
-	payload     []byte       // the open chunk's records; empty when no chunk is open
-	out         []byte       // the chunk being written
-	next        bucket.Frame // the next frame to record
-	written     bucket.Frame // frames encoded into chunks (the reader's cursor)
-	chunkFrames int          // frames recorded since the last chunk was written
-	expect      []uint64     // each slot's next expected sequence number
-	names       []string     // section names last recorded
+	payload     []byte         // the open chunk's records; empty when no chunk is open
+	out         []byte         // the chunk being written
+	next        bucket.Frame   // the next frame to record
+	written     bucket.Frame   // frames encoded into chunks (the reader's cursor)
+	chunkFrames int            // frames recorded since the last chunk was written
+	expect      []uint64       // each slot's next expected sequence number
+	restart     []bucket.Frame // per slot: the frame from which its sequence numbers count from 0 again (an admission), or -1
+	names       []string       // section names last recorded
 	sections    []lockstep.Section
 	chunks      int
 	offset      int64 // bytes written
@@ -82,6 +83,10 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		flushFrames: DefaultFlushFrames,
 		compress:    true,
 		expect:      make([]uint64, len(h.Members)),
+		restart:     make([]bucket.Frame, len(h.Members)),
+	}
+	for i := range rw.restart {
+		rw.restart[i] = -1
 	}
 	rw.out = appendHeader(rw.out[:0], &h)
 	if err := rw.write(rw.out); err != nil {
@@ -147,6 +152,7 @@ func (w *Writer) Step(frame bucket.Frame, cmds []bucket.Command) error {
 	if frame != w.next {
 		return w.invalid("frame %d recorded, frame %d expected", frame, w.next)
 	}
+	restartStreams(w.expect, w.restart, frame)
 	size := 0
 	for i, c := range cmds {
 		switch {
@@ -273,14 +279,19 @@ func (w *Writer) Membership(c Change) error {
 		return err
 	}
 	switch {
-	case c.Kind != ChangeDrop && c.Kind != ChangeLeave:
+	case c.Kind != ChangeDrop && c.Kind != ChangeLeave && !c.Kind.admission():
 		return w.invalid("membership change of kind %d", c.Kind)
+	case c.Kind.admission() && c.Frame < w.next:
+		return w.invalid("admission of slot %d at frame %d, after frame %d was recorded", c.Member, c.Frame, w.next-1)
 	case int(c.Member) >= len(w.expect):
 		return w.invalid("membership change of slot %d with %d members", c.Member, len(w.expect))
 	case c.Frame < -1 || c.LastFrame < -1 || c.Frame >= maxFrame-1 || c.LastFrame >= maxFrame-1:
 		return w.invalid("membership change at frame %d, last frame %d", c.Frame, c.LastFrame)
 	case len(c.Detail) > maxDetail:
 		return w.invalid("membership change detail of %d bytes, limit %d", len(c.Detail), maxDetail)
+	}
+	if c.Kind.admission() {
+		w.restart[c.Member] = c.Frame
 	}
 	w.begin()
 	w.payload = append(w.payload, recChange, byte(c.Kind))

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 
 	"github.com/phalanx-net/phalanx/bucket"
 )
@@ -96,6 +95,7 @@ type Packet struct {
 	// Statement about its own stream (an extension block).
 	HasStatement bool
 	Statement    Statement
+	Admissions   []Admission // the admissions extension block (admission.go); none when empty
 }
 
 // headerLen is the fixed part: kind, session, from, number, flags, next, ack.
@@ -135,34 +135,25 @@ func (p *Packet) Length() int {
 	n := headerLen + uvarintLen(uint64(p.Sent)) + uvarintLen(uint64(p.Clock)) +
 		uvarintLen(frameCode(p.Seal)) + uvarintLen(frameCode(p.AckSeal)) + uvarintLen(uint64(p.Lag))
 	if p.HasEcho {
-		n += 2 + uvarintLen(uint64(p.Echo.Hold))
+		n += p.Echo.length()
 	}
 	if len(p.Commands) > 0 {
 		n += commandsLength(p.Seal, p.Commands)
 	}
 	if p.HasHash {
-		n += uvarintLen(frameCode(p.Hash.Frame)) + 16
+		n += p.Hash.length()
 	}
 	if p.HasMembership {
-		n += uvarintLen(p.Membership.Suspected)
-		for _, v := range p.Membership.Views {
-			n += uvarintLen(frameCode(v.Held)) + uvarintLen(frameCode(v.Seal)) + uvarintLen(uint64(v.Next)) + uvarintLen(uint64(v.Last+2))
-		}
-		if p.Membership.hasReasons() {
-			n += len(p.Membership.Views)
-		}
+		n += p.Membership.length()
 	}
 	if p.HasLeave {
-		n += uvarintLen(frameCode(p.LeaveFrame))
+		n += leaveLength(p.LeaveFrame)
 	}
 	if p.HasRelay {
-		r := &p.Relay
-		n += 1 + uvarintLen(uint64(r.First)) + uvarintLen(frameCode(r.Seal)) + commandsLength(r.Seal, r.Commands)
+		n += p.Relay.length()
 	}
 	if p.HasDetail {
-		d := &p.Detail
-		n += uvarintLen(frameCode(d.Start)) + uvarintLen(uint64(len(d.Frames))) + 16*len(d.Frames) +
-			uvarintLen(uint64(len(d.Sections))) + 8*len(d.Sections)
+		n += p.Detail.length()
 	}
 	if p.HasStatement {
 		n += statementLength(&p.Statement)
@@ -170,6 +161,7 @@ func (p *Packet) Length() int {
 	if p.HasRelay && p.Relay.HasStatement {
 		n += statementLength(&p.Relay.Statement)
 	}
+	n += admissionsLength(p.Admissions)
 	return n
 }
 
@@ -205,52 +197,25 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, frameCode(p.AckSeal))
 	b = binary.AppendUvarint(b, uint64(p.Lag))
 	if p.HasEcho {
-		b = binary.LittleEndian.AppendUint16(b, p.Echo.Number)
-		b = binary.AppendUvarint(b, uint64(p.Echo.Hold))
+		b = p.Echo.appendTo(b)
 	}
 	if len(p.Commands) > 0 {
 		b = appendCommands(b, p.Seal, p.Commands)
 	}
 	if p.HasHash {
-		b = binary.AppendUvarint(b, frameCode(p.Hash.Frame))
-		b = binary.LittleEndian.AppendUint64(b, p.Hash.State)
-		b = binary.LittleEndian.AppendUint64(b, p.Hash.Input)
+		b = p.Hash.appendTo(b)
 	}
 	if p.HasMembership {
-		b = binary.AppendUvarint(b, p.Membership.Suspected)
-		reasons := p.Membership.hasReasons()
-		for _, v := range p.Membership.Views {
-			b = binary.AppendUvarint(b, frameCode(v.Held))
-			b = binary.AppendUvarint(b, frameCode(v.Seal))
-			b = binary.AppendUvarint(b, uint64(v.Next))
-			b = binary.AppendUvarint(b, uint64(v.Last+2))
-			if reasons {
-				b = append(b, v.Reason)
-			}
-		}
+		b = p.Membership.appendTo(b)
 	}
 	if p.HasLeave {
-		b = binary.AppendUvarint(b, frameCode(p.LeaveFrame))
+		b = appendLeave(b, p.LeaveFrame)
 	}
 	if p.HasRelay {
-		r := &p.Relay
-		b = append(b, byte(r.Member))
-		b = binary.AppendUvarint(b, uint64(r.First))
-		b = binary.AppendUvarint(b, frameCode(r.Seal))
-		b = appendCommands(b, r.Seal, r.Commands)
+		b = p.Relay.appendTo(b)
 	}
 	if p.HasDetail {
-		d := &p.Detail
-		b = binary.AppendUvarint(b, frameCode(d.Start))
-		b = binary.AppendUvarint(b, uint64(len(d.Frames)))
-		for _, f := range d.Frames {
-			b = binary.LittleEndian.AppendUint64(b, f.State)
-			b = binary.LittleEndian.AppendUint64(b, f.Input)
-		}
-		b = binary.AppendUvarint(b, uint64(len(d.Sections)))
-		for _, h := range d.Sections {
-			b = binary.LittleEndian.AppendUint64(b, h)
-		}
+		b = p.Detail.appendTo(b)
 	}
 	if p.HasStatement {
 		b = appendStatement(b, tagStatement, &p.Statement)
@@ -258,40 +223,30 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 	if p.HasRelay && p.Relay.HasStatement {
 		b = appendStatement(b, tagRelayStatement, &p.Relay.Statement)
 	}
+	b = appendAdmissions(b, p.Admissions)
 	return b, nil
 }
 
 // checkOptional validates the optional blocks before encoding.
 func (p *Packet) checkOptional() error {
 	if p.HasMembership {
-		m := &p.Membership
-		if len(m.Views) != bits.OnesCount64(m.Suspected) {
-			return fmt.Errorf("wire: %d member views for %d suspected members", len(m.Views), bits.OnesCount64(m.Suspected))
-		}
-		for i, v := range m.Views {
-			if v.Held < -1 || v.Held >= maxFrame || v.Seal < -1 || v.Seal >= maxFrame || v.Last < Unknown || v.Last >= maxFrame {
-				return fmt.Errorf("wire: member view %d out of range: held %d, last %d", i, v.Held, v.Last)
-			}
+		if err := p.Membership.check(); err != nil {
+			return err
 		}
 	}
-	if p.HasLeave && (p.LeaveFrame < -1 || p.LeaveFrame >= maxFrame) {
-		return fmt.Errorf("wire: leave frame %d out of range", p.LeaveFrame)
+	if p.HasLeave {
+		if err := checkLeave(p.LeaveFrame); err != nil {
+			return err
+		}
 	}
 	if p.HasRelay {
-		r := &p.Relay
-		if r.Seal < -1 || r.Seal >= maxFrame {
-			return fmt.Errorf("wire: relay of %d commands with seal %d", len(r.Commands), r.Seal)
-		}
-		for i, c := range r.Commands {
-			if c.Frame < 0 || c.Frame >= maxFrame || (i > 0 && c.Frame < r.Commands[i-1].Frame) {
-				return fmt.Errorf("wire: relayed command %d has frame %d", i, c.Frame)
-			}
+		if err := p.Relay.check(); err != nil {
+			return err
 		}
 	}
 	if p.HasDetail {
-		d := &p.Detail
-		if len(d.Frames) == 0 || len(d.Frames) > MaxDetailFrames || len(d.Sections) > MaxSections || d.Start < 0 || d.Start >= maxFrame {
-			return fmt.Errorf("wire: detail of %d frames and %d sections from frame %d", len(d.Frames), len(d.Sections), d.Start)
+		if err := p.Detail.check(); err != nil {
+			return err
 		}
 	}
 	if p.HasStatement {
@@ -304,7 +259,7 @@ func (p *Packet) checkOptional() error {
 			return err
 		}
 	}
-	return nil
+	return checkAdmissions(p.Admissions)
 }
 
 // maxFrame bounds decoded frame numbers (2^40 frames is 1,700 years at 20 Hz)
@@ -319,7 +274,7 @@ func Parse(b []byte, p *Packet) error {
 	cmds := p.Commands[:0]
 	views, relayed := p.Membership.Views[:0], p.Relay.Commands[:0]
 	detail, sections := p.Detail.Frames[:0], p.Detail.Sections[:0]
-	*p = Packet{Commands: cmds}
+	*p = Packet{Commands: cmds, Admissions: p.Admissions[:0]}
 	p.Membership.Views, p.Relay.Commands = views, relayed
 	p.Detail.Frames, p.Detail.Sections = detail, sections // keep the storage even if decoding fails
 	r := reader{b: b}
@@ -353,101 +308,32 @@ func Parse(b []byte, p *Packet) error {
 	if r.err != nil {
 		return r.fail("timing and seals")
 	}
+	// Each block in flag order; the first that fails ends the decoding.
+	var err error
 	if flags&flagEcho != 0 {
-		p.HasEcho = true
-		p.Echo.Number = r.uint16()
-		p.Echo.Hold = Ticks(r.uvarint())
-		if r.err != nil {
-			return r.fail("echo")
-		}
+		p.HasEcho, err = true, p.Echo.parse(&r)
 	}
-	if flags&flagCommands != 0 {
-		var err error
-		if p.Commands, err = r.commands(p.Seal, cmds, "command"); err != nil {
-			return err
-		}
+	if err == nil && flags&flagCommands != 0 {
+		p.Commands, err = r.commands(p.Seal, cmds, "command")
 	}
-	if flags&flagHash != 0 {
-		p.HasHash = true
-		p.Hash.Frame = r.frame()
-		p.Hash.State = r.uint64()
-		p.Hash.Input = r.uint64()
-		if r.err != nil {
-			return r.fail("hash report")
-		}
+	if err == nil && flags&flagHash != 0 {
+		p.HasHash, err = true, p.Hash.parse(&r)
 	}
-	if flags&flagMembership != 0 {
-		p.HasMembership = true
-		m := &p.Membership
-		m.Suspected = r.uvarint()
-		for i := range bits.OnesCount64(m.Suspected) {
-			v := MemberView{Held: r.frame(), Seal: r.frame(), Next: r.uint32()}
-			if last := r.uvarint(); last <= maxFrame+1 {
-				v.Last = bucket.Frame(last) - 2
-			} else {
-				r.setErr("frame out of range")
-			}
-			if flags&flagReasons != 0 {
-				v.Reason = r.byte()
-			}
-			if r.err != nil {
-				return r.fail(fmt.Sprintf("member view %d", i))
-			}
-			m.Views = append(m.Views, v)
-		}
-		if r.err != nil {
-			return r.fail("membership")
-		}
+	if err == nil && flags&flagMembership != 0 {
+		p.HasMembership, err = true, p.Membership.parse(&r, flags&flagReasons != 0)
 	}
-	if flags&flagLeave != 0 {
+	if err == nil && flags&flagLeave != 0 {
 		p.HasLeave = true
-		p.LeaveFrame = r.frame()
-		if r.err != nil {
-			return r.fail("leave frame")
-		}
+		p.LeaveFrame, err = parseLeave(&r)
 	}
-	if flags&flagRelay != 0 {
-		p.HasRelay = true
-		rl := &p.Relay
-		rl.Member = bucket.Slot(r.byte())
-		rl.First = r.uint32()
-		rl.Seal = r.frame()
-		if r.err != nil {
-			return r.fail("relay")
-		}
-		if n := r.peekByte(); r.err == nil && n == 0 {
-			r.off++ // a relayed seal without commands
-		} else {
-			var err error
-			if rl.Commands, err = r.commands(rl.Seal, rl.Commands, "relayed command"); err != nil {
-				return err
-			}
-		}
+	if err == nil && flags&flagRelay != 0 {
+		p.HasRelay, err = true, p.Relay.parse(&r)
 	}
-	if flags&flagDetail != 0 {
-		p.HasDetail = true
-		d := &p.Detail
-		d.Start = r.frame()
-		n := r.uvarint()
-		if r.err != nil {
-			return r.fail("detail")
-		}
-		if n == 0 || n > MaxDetailFrames || d.Start < 0 {
-			return fmt.Errorf("%w: detail of %d frames from frame %d", ErrMalformed, n, d.Start)
-		}
-		for range n {
-			d.Frames = append(d.Frames, FrameHashes{State: r.uint64(), Input: r.uint64()})
-		}
-		m := r.uvarint()
-		if r.err == nil && m > MaxSections {
-			return fmt.Errorf("%w: detail with %d sections", ErrMalformed, m)
-		}
-		for range m {
-			d.Sections = append(d.Sections, r.uint64())
-		}
-		if r.err != nil {
-			return r.fail("detail hashes")
-		}
+	if err == nil && flags&flagDetail != 0 {
+		p.HasDetail, err = true, p.Detail.parse(&r)
+	}
+	if err != nil {
+		return err
 	}
 	return r.parseExtensions(p)
 }

@@ -75,6 +75,7 @@ func testPackets() []struct {
 		p    Packet
 	}{
 		{"zero", Packet{}},
+		{"admissions", Packet{Seal: 700, AckSeal: 700, Admissions: testAdmissions}},
 		{"minimal", Packet{Seal: -1, AckSeal: -1}},
 		{"echo only", Packet{Seal: 5, AckSeal: 7, HasEcho: true, Echo: Echo{Number: 0xffff, Hold: 3}}},
 		{"hash only", Packet{Seal: 100, AckSeal: 99, HasHash: true, Hash: HashReport{Frame: 90, State: 1, Input: 2}}},
@@ -494,7 +495,7 @@ func TestTruncated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := mustAppend(t, &tt.p)
 			bare := tt.p
-			bare.HasStatement, bare.Relay.HasStatement = false, false
+			bare.HasStatement, bare.Relay.HasStatement, bare.Admissions = false, false, nil
 			ext := map[int]bool{bare.Length(): true}
 			if tt.p.HasStatement {
 				bare.HasStatement = true

@@ -85,6 +85,8 @@ func (r *reader) parseExtensions(p *Packet) error {
 			}
 			p.Relay.HasStatement = true
 			r.statement(&p.Relay.Statement)
+		case tagAdmissions:
+			r.admissions(p)
 		default:
 			return fmt.Errorf("%w: unknown extension tag %#02x at offset %d", ErrMalformed, tag, r.off-1)
 		}

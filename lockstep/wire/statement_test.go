@@ -34,7 +34,7 @@ func TestStatementErrors(t *testing.T) {
 		name string
 		in   []byte
 	}{
-		{"unknown tag", cat(base, []byte{0x03})},
+		{"unknown tag", cat(base, []byte{0x04})},
 		{"tag zero", cat(base, []byte{0x00})},
 		{"relay statement without a relay", cat(base, stmt(0x02, 64))},
 		{"tags out of order", cat(relay, stmt(0x02, 64), stmt(0x01, 64))},

@@ -1,0 +1,450 @@
+package lockstep
+
+import (
+	"math/bits"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// Admissions: a member dropped before (a rejoin) or a slot open since the
+// start (a late join) is admitted at a frame every live member agrees on,
+// by the same kind of agreement as a drop (faults.go).
+//
+// The joiner, a core made with Config.Join, asks every member to admit it
+// (an admissions entry with AdmitRequest). A member that hears the request,
+// or hears a member it listens to name the slot in its admissions entries,
+// and for which the slot is dropped or open, proposes a frame: its own
+// frame plus Config.AdmitMargin, raised, once no drop is pending there
+// (its entry is then settled), past the last frame of every drop it agreed
+// on. It steps no frame at or past its proposal until the admission is
+// final. Its candidate is the largest proposal of the members it listens
+// to, known once all of them named the slot. It finalizes the admission at
+// its candidate A once every member it listens to has sent the same
+// candidate in a settled entry under the same suspected set; or at once
+// when a member it listens to says the admission is final at A (that member
+// saw our candidate, so it is ours too). From A on the member's commands
+// count and frames wait for its seal; before A nothing of it counts.
+//
+// Each member then tells the joiner A, the sequence number of its own first
+// command stamped at or after A (the joiner takes the buckets before A from
+// elsewhere, see docs/architecture.md, "Rejoins and late joins")
+// and the drops it agreed on. The joiner aligns its frame clock with the
+// member's, takes A-1 as its executed frame and seals frames from A on at
+// once: the others never wait for it while its game catches up.
+
+// admitAnnounce is how long, in drop timeouts, a member keeps naming an
+// admission it agreed on in its datagrams: long enough for the others to
+// agree too and for the joiner to learn where each member's commands
+// start.
+const admitAnnounce = 2
+
+// admissions is a core's part in admissions; its arrays have one entry per
+// possible slot.
+type admissions struct {
+	late     uint64 // slots that were open at the start
+	pending  uint64 // slots whose admission we are agreeing on
+	proposal [bucket.MaxMembers]bucket.Frame
+
+	// Admissions we agreed on, named in our datagrams until announceTo;
+	// ever, every slot we admitted (frame holds its latest admission).
+	announce   uint64
+	ever       uint64
+	frame      [bucket.MaxMembers]bucket.Frame
+	start      [bucket.MaxMembers]uint32
+	dropped    [bucket.MaxMembers]uint64
+	announceTo [bucket.MaxMembers]time.Duration
+
+	// The joiner's side (Config.Join).
+	joining    bool   // not yet admitted
+	awaiting   uint64 // members whose first command for us we do not know yet
+	requestAt  time.Duration
+	admittedAt bucket.Frame
+
+	entries []wire.Admission // scratch for sending
+}
+
+// initAdmissions sets up the open slots and the joiner's state.
+func (c *Core) initAdmissions() {
+	c.adm.admittedAt = -1
+	if c.cfg.Join {
+		c.adm.joining = true
+		return
+	}
+	open := c.cfg.Open &^ (1 << c.self) & c.all
+	c.adm.late = open
+	for open != 0 {
+		s := bucket.Slot(bits.TrailingZeros64(open))
+		open &^= 1 << s
+		// An open slot is a member dropped before frame 0: it counts for
+		// nothing until admitted.
+		c.suspected |= 1 << s
+		c.finalized |= 1 << s
+		c.held[s] = -1
+		c.reasons[s] = ReasonLeft
+		c.table.Close(s, -1)
+	}
+	c.before = c.liveMask()
+}
+
+// Joining reports whether this core (Config.Join) is still waiting to be
+// admitted.
+func (c *Core) Joining() bool { return c.adm.joining }
+
+// AdmittedAt returns the frame from which this joining core counts, or -1
+// before it is admitted (and for a core that did not join).
+func (c *Core) AdmittedAt() bucket.Frame { return c.adm.admittedAt }
+
+// admissible reports whether slot m may be admitted: a member whose drop
+// we agreed on, or a slot open since the start.
+func (c *Core) admissible(m bucket.Slot) bool {
+	bit := uint64(1) << m
+	return m != c.self && int(m) < c.cfg.Members && c.finalized&bit != 0 && c.leaveAt[m] == bucket.NoFrame
+}
+
+// hold returns the first frame we must not step yet: our smallest proposal
+// of a pending admission, or NoFrame.
+func (c *Core) hold() bucket.Frame {
+	h := bucket.NoFrame
+	for p := c.adm.pending; p != 0; p &= p - 1 {
+		h = min(h, c.adm.proposal[bits.TrailingZeros64(p)])
+	}
+	return h
+}
+
+// startAdmission begins agreeing on the admission of slot m.
+func (c *Core) startAdmission(m bucket.Slot) {
+	if c.adm.pending&(1<<m) != 0 || !c.admissible(m) || c.leaving {
+		return
+	}
+	c.adm.pending |= 1 << m
+	c.adm.proposal[m] = max(c.frame, c.executed) + bucket.Frame(c.cfg.AdmitMargin)
+	c.settleProposals()
+	c.cfg.Logger.Info("lockstep: admitting a member", "member", m, "proposal", c.adm.proposal[m])
+}
+
+// staleView reports whether a membership view's entry v of member m, which
+// we listen to, is about m's earlier incarnation: a member that has not
+// admitted m yet still names its old drop, whose last frame lies at least
+// two frames before the admission frame. A drop of the new incarnation
+// names a last frame from the admission frame - 1 on (or none yet).
+func (c *Core) staleView(m bucket.Slot, v wire.MemberView) bool {
+	return c.adm.ever&(1<<m) != 0 && v.Last != wire.Unknown && v.Last < c.adm.frame[m]-1
+}
+
+// settled reports whether no drop is pending here.
+func (c *Core) settled() bool { return c.suspected&^c.finalized == 0 }
+
+// settleProposals raises our proposals, once no drop is pending, past the
+// last frame of every drop we agreed on, so that the joiner, which holds
+// none of a dropped member's commands, never needs one (and a view's Last
+// below the admission frame - 1 names an earlier incarnation, staleView).
+// A proposal rises only while our entries are not settled, so no member
+// agreed on it yet.
+func (c *Core) settleProposals() {
+	if !c.settled() {
+		return
+	}
+	for p := c.adm.pending; p != 0; p &= p - 1 {
+		m := bits.TrailingZeros64(p)
+		for f := c.finalized &^ (1 << m); f != 0; f &= f - 1 {
+			if last := c.table.Closed(bucket.Slot(bits.TrailingZeros64(f))); last != bucket.NoFrame {
+				c.adm.proposal[m] = max(c.adm.proposal[m], last+2)
+			}
+		}
+	}
+}
+
+// onJoinRequest handles a datagram from slot from that asks to be admitted:
+// it starts the admission if the slot is admissible, and notes that the
+// joiner waits for our answer. It reports whether the datagram was a
+// request (then nothing else in it counts).
+func (c *Core) onJoinRequest(now time.Duration, from bucket.Slot, p *wire.Packet) bool {
+	for _, a := range p.Admissions {
+		if a.Slot != from || a.Flags&wire.AdmitRequest == 0 {
+			continue
+		}
+		if c.adm.joining {
+			return true
+		}
+		c.startAdmission(from)
+		if r := c.peers[from]; !c.live(from) {
+			r.replyDue = true
+		} else {
+			r.urgent, r.urgentAt = true, now // admitted already: it needs our answer
+		}
+		return true
+	}
+	return false
+}
+
+// onAdmissions takes in member r's admissions entries, from a datagram p
+// newer than any before from it.
+func (c *Core) onAdmissions(now time.Duration, r *remote, p *wire.Packet) {
+	if r.admitSent && p.HasEcho && int16(p.Echo.Number-r.admitNum) >= 0 {
+		r.admitHeard = true // the joiner has our final entry
+	}
+	r.admMask = 0
+	for _, a := range p.Admissions {
+		if int(a.Slot) >= c.cfg.Members || a.Flags&wire.AdmitRequest != 0 {
+			continue
+		}
+		if a.Flags&wire.AdmitFinal != 0 && c.adm.ever&(1<<a.Slot) != 0 && a.Frame <= c.adm.frame[a.Slot] {
+			continue // an admission we made already, still announced
+		}
+		r.admMask |= 1 << a.Slot
+		r.adm[a.Slot] = a
+		if a.Flags&wire.AdmitLate != 0 && c.admissible(a.Slot) {
+			c.adm.late |= 1 << a.Slot // open since the start: a joiner learns it here
+		}
+		if c.adm.pending&(1<<a.Slot) == 0 {
+			c.startAdmission(a.Slot)
+		}
+		if a.Flags&wire.AdmitFinal != 0 && c.adm.pending&(1<<a.Slot) != 0 && a.Frame > c.executed {
+			c.admit(now, a.Slot, a.Frame)
+		}
+	}
+}
+
+// admissionCandidate returns our candidate for slot m's admission frame,
+// or wire.Unknown while a member we listen to has not named it.
+func (c *Core) admissionCandidate(m bucket.Slot) bucket.Frame {
+	cand := c.adm.proposal[m]
+	for _, r := range c.peers {
+		if r == nil || !c.live(r.slot) {
+			continue
+		}
+		if r.admMask&(1<<m) == 0 {
+			return wire.Unknown
+		}
+		cand = max(cand, r.adm[m].Proposal)
+	}
+	return cand
+}
+
+// agreeAdmissions finalizes every pending admission all live members agree
+// on. Admissions wait while a drop is pending: the joiner must know whom
+// not to wait for.
+func (c *Core) agreeAdmissions(now time.Duration) {
+	if !c.settled() {
+		return
+	}
+	c.settleProposals()
+	for p := c.adm.pending; p != 0; p &= p - 1 {
+		m := bucket.Slot(bits.TrailingZeros64(p))
+		cand := c.admissionCandidate(m)
+		if cand == wire.Unknown || cand <= c.executed {
+			continue
+		}
+		agreed := true
+		for _, r := range c.peers {
+			if r != nil && c.live(r.slot) && (r.mask != c.suspected || r.adm[m].Frame != cand || r.adm[m].Flags&wire.AdmitSettled == 0) {
+				agreed = false
+				break
+			}
+		}
+		if agreed {
+			c.admit(now, m, cand)
+		}
+	}
+}
+
+// admit makes slot m a live member again from frame at on.
+func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
+	bit := uint64(1) << m
+	kind, detail := EventRejoin, "rejoined"
+	if c.adm.late&bit != 0 {
+		kind, detail = EventJoin, "joined late"
+	}
+	c.adm.pending &^= bit
+	c.suspected &^= bit
+	c.finalized &^= bit
+	c.gone &^= bit
+	c.held[m], c.reasons[m], c.details[m] = -1, "", ""
+	c.leaveAt[m], c.overfull[m] = bucket.NoFrame, bucket.NoFrame
+	c.table.Stream(m).Reset(0, at-1)
+	c.table.Reopen(m)
+	c.chains[m] = chainState{}
+	// The joiner gets our commands from the first stamped at or after the
+	// admission frame (we may have stamped some already, and keep them
+	// until executed): the ones before are in the buckets it catches up
+	// from.
+	own := c.table.Stream(c.self)
+	first := seqAfter(own, at-1)
+	r := newRemote(m, at-1)
+	// Our datagrams to it keep their numbering: the joiner heard the ones
+	// we sent before (our answers to its requests) and takes only newer
+	// ones as news.
+	old := c.peers[m]
+	r.number, r.sentAt, r.sentNum, r.sent, r.lastSend = old.number, old.sentAt, old.sentNum, old.sent, old.lastSend
+	r.acked, r.ackedSeal = first, -1
+	r.heard, r.heardPos, r.lastRecv = true, c.position(now), now
+	// Its seal need not move before the admission frame comes near: its
+	// stall clock starts then.
+	r.sealMovedAt = now + max(0, time.Duration(at-c.frame)*c.cfg.Frame)
+	r.nextMovedAt = r.sealMovedAt
+	r.urgent, r.urgentAt = true, now
+	c.peers[m] = r
+	c.adm.announce |= bit
+	c.adm.ever |= bit
+	c.adm.frame[m], c.adm.start[m], c.adm.dropped[m] = at, first, c.finalized
+	c.adm.announceTo[m] = now + admitAnnounce*c.cfg.DropTimeout
+	if c.suspected&^c.finalized == 0 {
+		c.before = c.liveMask()
+	}
+	c.emit(Event{Type: kind, Frame: at, Member: m, Detail: detail})
+	c.cfg.Logger.Info("lockstep: member admitted", "member", m, "frame", at, "kind", kind)
+}
+
+// admissionsView fills p's admissions block for a datagram to r: our
+// pending admissions with our proposal and candidate, those we agreed on
+// while we announce them, and nothing else.
+func (c *Core) admissionsView(now time.Duration, p *wire.Packet, r *remote) {
+	as := c.adm.entries[:0]
+	for s := range c.cfg.Members {
+		bit := uint64(1) << s
+		m := bucket.Slot(s)
+		var flags uint8
+		if c.adm.late&bit != 0 {
+			flags = wire.AdmitLate
+		}
+		switch {
+		case c.adm.pending&bit != 0:
+			if c.settled() {
+				flags |= wire.AdmitSettled
+			}
+			as = append(as, wire.Admission{Slot: m, Flags: flags, Proposal: c.adm.proposal[s], Frame: c.admissionCandidate(m)})
+		case c.adm.announce&bit != 0 && (now < c.adm.announceTo[s] || r.slot == m && !r.admitHeard):
+			// The joiner itself hears it until it has shown it did: it
+			// ignores our datagrams until then.
+			at := c.adm.frame[s]
+			as = append(as, wire.Admission{Slot: m, Flags: flags | wire.AdmitFinal, Proposal: at, Frame: at, Start: c.adm.start[s], Dropped: c.adm.dropped[s]})
+			if r.slot == m && !r.admitSent {
+				r.admitSent, r.admitNum = true, r.number // this datagram's number (recordSend)
+			}
+		case c.adm.announce&bit != 0:
+			c.adm.announce &^= bit
+		}
+	}
+	c.adm.entries = as
+	p.Admissions = as
+}
+
+// joinReady is Ready while this core waits to be admitted: it asks every
+// member, every MaxInterval, and steps nothing.
+func (c *Core) joinReady(now time.Duration) Ready {
+	if now >= c.adm.requestAt {
+		c.adm.requestAt = now + c.cfg.MaxInterval
+		for _, r := range c.peers {
+			if r == nil {
+				continue
+			}
+			p := &c.pkt
+			*p = wire.Packet{
+				Session:    c.cfg.Session,
+				From:       c.self,
+				Sent:       durationTicks(now - c.epoch),
+				Seal:       -1,
+				AckSeal:    -1,
+				HasEcho:    r.heard,
+				Echo:       wire.Echo{Number: r.newest, Hold: durationTicks(now - r.newestAt)},
+				Admissions: append(c.adm.entries[:0], wire.Admission{Slot: c.self, Flags: wire.AdmitRequest, Frame: wire.Unknown, Proposal: -1}),
+			}
+			c.adm.entries = p.Admissions
+			p.Number = r.recordSend(now)
+			start := len(c.arena)
+			var err error
+			if c.arena, err = p.Append(c.arena); err != nil {
+				panic("lockstep: encoding our join request: " + err.Error())
+			}
+			c.out.Datagrams = append(c.out.Datagrams, Datagram{To: r.slot, Data: c.arena[start:len(c.arena):len(c.arena)]})
+			c.stats.Datagrams++
+			c.stats.BytesSent += int64(len(c.arena) - start + c.cfg.Overhead)
+		}
+		c.fixDatagrams()
+	}
+	events := c.out.Events
+	c.out.Events = c.out.Events[:0:0]
+	out := c.out
+	out.Events, out.Deadline = events, c.adm.requestAt
+	return out
+}
+
+// joinerReceive handles a datagram from member r while this core joins, or
+// from a member whose first command for us it does not know yet. It reports
+// whether the datagram's other contents must be ignored.
+func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool {
+	if !c.adm.joining && c.adm.awaiting&(1<<r.slot) == 0 {
+		return r.started && int16(p.Number-r.startNum) < 0
+	}
+	// Timing only: echoes give the round trip, Clock the member's frame
+	// clock.
+	if !r.heard || int16(p.Number-r.newest) > 0 {
+		r.newest, r.newestAt = p.Number, now
+	}
+	r.heard, r.lastRecv = true, now
+	if p.HasEcho {
+		r.echo(now, p.Echo)
+	}
+	clock := ticksDuration(p.Clock)
+	r.clockOff[r.clockN%clockSamples] = clock - now
+	r.clockN++
+	for _, a := range p.Admissions {
+		if a.Slot != c.self || a.Flags&wire.AdmitFinal == 0 {
+			continue
+		}
+		if c.adm.joining {
+			c.joined(now, r, a, clock)
+		}
+		if c.adm.awaiting&(1<<r.slot) != 0 && a.Frame == c.adm.admittedAt {
+			c.adm.awaiting &^= 1 << r.slot
+			c.table.Stream(r.slot).Reset(a.Start, -1)
+			r.startNum, r.started = p.Number, true
+			return false // the rest of this datagram counts
+		}
+	}
+	// A datagram sent before the member agreed (overtaken on the way) may
+	// still name us as dropped.
+	return c.adm.joining || c.adm.awaiting&(1<<r.slot) != 0 || r.started && int16(p.Number-r.startNum) < 0
+}
+
+// joined admits this joining core at frame a.Frame, told by member r whose
+// frame clock read clock when it sent the datagram.
+func (c *Core) joined(now time.Duration, r *remote, a wire.Admission, clock time.Duration) {
+	at := a.Frame
+	c.adm.joining = false
+	c.adm.admittedAt = at
+	// Our frame clock: the member's, plus the datagram's way here.
+	c.cfg.Start = now - clock - r.minRTT()/2
+	c.slew = 0
+	c.frame = bucket.Frame(max(c.position(now), 0) / c.cfg.Frame)
+	c.executed, c.stalled = at-1, at-1
+	c.table.Stream(c.self).Reset(0, at-1)
+	for _, p := range c.peers {
+		if p == nil {
+			continue
+		}
+		bit := uint64(1) << p.slot
+		if a.Dropped&bit != 0 {
+			c.suspected |= bit
+			c.finalized |= bit
+			c.held[p.slot], c.reasons[p.slot] = -1, ReasonSilent
+			c.table.Stream(p.slot).Reset(0, at-1)
+			c.table.Close(p.slot, at-1)
+			continue
+		}
+		c.adm.awaiting |= bit
+		c.chains[p.slot].broken = true // its commands before ours are not ours to check
+		p.heard, p.heardPos, p.lastRecv = true, c.position(now), now
+		p.sealMovedAt, p.nextMovedAt = now, now
+		p.urgent, p.urgentAt = true, now
+	}
+	c.before = c.liveMask()
+	kind, detail := EventRejoin, "we rejoined"
+	if a.Flags&wire.AdmitLate != 0 {
+		kind, detail = EventJoin, "we joined late"
+	}
+	c.emit(Event{Type: kind, Frame: at, Member: c.self, Detail: detail})
+	c.cfg.Logger.Info("lockstep: admitted", "frame", at, "kind", kind, "by", r.slot)
+}

@@ -172,11 +172,13 @@ func (c *Core) onDetail(now time.Duration, r *remote, d *wire.Detail) {
 			r.found, r.foundAt = f, now
 			r.inputsDiffer = mine.input != fh.Input
 			r.section = ""
+			r.theirSections = r.theirSections[:0]
 		}
 		// It may have found the difference before a checkpoint showed it to
 		// us: search with it from here on.
 		r.mismatch = max(r.mismatch, r.found)
 		if f == r.found && i == 0 && len(d.Sections) > 0 && len(d.Sections) == len(mine.sections) {
+			r.theirSections = append(r.theirSections[:0], d.Sections...)
 			for k, h := range d.Sections {
 				if h != mine.sections[k] {
 					r.section = c.sectionNames[k]
@@ -232,7 +234,14 @@ func (c *Core) reportDesync(now time.Duration) {
 		what = "inputs diverged"
 	}
 	c.desynced, c.desyncAt = true, now
-	c.emit(Event{Type: EventDesync, Frame: first.found, Member: odd, Section: first.section,
-		Detail: fmt.Sprintf("%s at frame %d, found comparing with member %d", what, first.found, first.slot)})
+	e := Event{Type: EventDesync, Frame: first.found, Member: odd, Section: first.section, With: first.slot,
+		Detail: fmt.Sprintf("%s at frame %d, found comparing with member %d", what, first.found, first.slot)}
+	if mine := c.recorded(first.found); mine != nil && len(mine.sections) == len(c.sectionNames) && len(first.theirSections) == len(mine.sections) {
+		for k, name := range c.sectionNames {
+			e.Ours = append(e.Ours, Section{Name: name, Hash: mine.sections[k]})
+			e.Theirs = append(e.Theirs, Section{Name: name, Hash: first.theirSections[k]})
+		}
+	}
+	c.emit(e)
 	c.cfg.Logger.Error("lockstep: desync", "frame", first.found, "member", odd, "section", first.section, "with", first.slot)
 }

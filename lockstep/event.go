@@ -81,6 +81,12 @@ type Event struct {
 	Section   string       // desyncs: the first divergent section, when known
 	Reason    Reason       // drops, leaves and stops: why
 	Detail    string
+	// Desyncs: the member whose hashes were compared with ours to find
+	// the divergence (With), and the section hashes of the first divergent
+	// frame, ours and that member's, when the simulation hashes sections
+	// (see SectionHasher) and they were exchanged; nil otherwise.
+	With         bucket.Slot
+	Ours, Theirs []Section
 }
 
 func (e Event) String() string {

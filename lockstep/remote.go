@@ -115,6 +115,7 @@ type remote struct {
 	inputsDiffer     bool
 	section          string
 	sectionsCompared bool
+	theirSections    []uint64 // its section hashes of the found frame (at most wire.MaxSections)
 
 	// Measurements.
 	srtt, rttvar time.Duration

@@ -43,14 +43,18 @@ type Stats struct {
 
 // PeerStats is what one member knows of its path to another.
 type PeerStats struct {
-	Slot      bucket.Slot
-	RTT       time.Duration // smoothed round-trip time
-	RTTVar    time.Duration // round-trip time variation
-	MinRTT    time.Duration // smallest recent round-trip time
-	OneWay    time.Duration // estimated high percentile of the one-way delay from it: min RTT/2 plus the delay variation
-	Lag       time.Duration // its report of how late our datagrams' news reaches it, by its frame clock
-	Seal      bucket.Frame  // its seal as we hold it
-	LastHeard time.Duration // when we last received from it
+	Slot   bucket.Slot
+	RTT    time.Duration // smoothed round-trip time
+	RTTVar time.Duration // round-trip time variation
+	MinRTT time.Duration // smallest recent round-trip time
+	OneWay time.Duration // estimated high percentile of the one-way delay from it: min RTT/2 plus the delay variation
+	Lag    time.Duration // its report of how late our datagrams' news reaches it, by its frame clock
+	// Lateness50 and Lateness99 are the median and 99th percentile of how
+	// late its datagrams' news reached us, by our frame clock (the samples
+	// our Lag reports to it are made of), over the last 256 datagrams.
+	Lateness50, Lateness99 time.Duration
+	Seal                   bucket.Frame  // its seal as we hold it
+	LastHeard              time.Duration // when we last received from it
 }
 
 // Stats returns the core's counters.
@@ -64,14 +68,16 @@ func (c *Core) AppendPeerStats(dst []PeerStats) []PeerStats {
 			continue
 		}
 		dst = append(dst, PeerStats{
-			Slot:      r.slot,
-			RTT:       r.srtt,
-			RTTVar:    r.rttvar,
-			MinRTT:    r.minRTT(),
-			OneWay:    r.oneWay(),
-			Lag:       r.reportedLag,
-			Seal:      c.table.Stream(r.slot).Seal(),
-			LastHeard: r.lastRecv,
+			Slot:       r.slot,
+			RTT:        r.srtt,
+			RTTVar:     r.rttvar,
+			MinRTT:     r.minRTT(),
+			OneWay:     r.oneWay(),
+			Lag:        r.reportedLag,
+			Lateness50: r.lags.Percentile(50),
+			Lateness99: r.lags.Percentile(99),
+			Seal:       c.table.Stream(r.slot).Seal(),
+			LastHeard:  r.lastRecv,
 		})
 	}
 	return dst

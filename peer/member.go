@@ -78,6 +78,10 @@ type MemberConfig struct {
 	Transport TransportConfig
 	// Record, when set, records this member's replay (see Recording).
 	Record *Recording
+	// DesyncReports is the directory where the member writes a report when
+	// it finds a desync (see desyncreport.go); empty: Record.Dir, beside
+	// its replay, or none without a recording.
+	DesyncReports string
 
 	// OnStep, when set, is called after each frame is stepped, with its
 	// commands and the state hash (in pull mode, from Stepped's caller).
@@ -117,6 +121,10 @@ type Member struct {
 	handed  []lockstep.Bucket // pull mode: buckets handed out and not yet reported
 	paths   map[peer.ID]Path  // Meet: how each other member was reached
 	lastCmd []bucket.Command
+	reports []string // desync reports written (one per desync found: at most one)
+	// drawn is the simulation NewSim built, used only on the goroutine
+	// that steps it (a desync report draws it).
+	drawn lockstep.Simulation
 }
 
 // Run runs a member to the end of its session: the lobby, the session, the
@@ -230,7 +238,8 @@ func (m *Member) play(ctx context.Context) error {
 	}
 	var sim lockstep.Simulation
 	if m.cfg.NewSim != nil {
-		sim = &endedSim{inner: m.cfg.NewSim(sess), end: m.end()}
+		m.drawn = m.cfg.NewSim(sess)
+		sim = &endedSim{inner: m.drawn, end: m.end()}
 	}
 	ls, err := lockstep.NewSession(lockstep.SessionConfig{
 		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: m.log,
@@ -402,6 +411,9 @@ func (m *Member) onEvent(e lockstep.Event) {
 	}
 	if m.rec != nil {
 		m.rec.event(e)
+	}
+	if e.Type == lockstep.EventDesync {
+		m.desyncReport(e)
 	}
 	m.mu.Unlock()
 	if m.cfg.OnEvent != nil {

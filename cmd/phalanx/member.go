@@ -36,6 +36,17 @@ type memberFlags struct {
 	showAddr  bool
 	// lobbyTimeout bounds the wait for the other members in the lobby.
 	lobbyTimeout time.Duration
+	// The view (memberview.go): phalanx peer --ui ADDR, and the member
+	// processes of phalanx mesh --ui.
+	ui       string
+	uiLinger time.Duration
+	uiFeed   bool
+	uiScene  bool
+	viewDone func(summary string) // set by runMember with --ui: publishes the end and keeps the page up
+	// perturb alters this member's state after that frame (-1: never);
+	// desyncReports is where it writes a desync report.
+	perturb       int64
+	desyncReports string
 	relayFlags
 }
 
@@ -53,6 +64,12 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&mf.packetLog, "packet-log", "", "write one line per packet sent or received to `FILE`")
 	fs.BoolVar(&mf.showAddr, "show-addr", false, "print every address this member listens on (for the others' --join; with --json as a JSON list) and exit; use with --key and a fixed --listen port")
 	fs.DurationVar(&mf.lobbyTimeout, "lobby-timeout", 5*time.Minute, "give up when the other members have not all answered in the lobby after this long")
+	fs.StringVar(&mf.ui, "ui", "", "serve a live view of this member on `ADDR` (like 127.0.0.1:8080; port 0 picks one), printed as a URL")
+	fs.DurationVar(&mf.uiLinger, "ui-linger", 0, "with --ui: keep the page up this long after the session (0: until interrupted)")
+	fs.BoolVar(&mf.uiFeed, "ui-feed", false, "(phalanx mesh --ui) print view lines and take orders from the page on stdin")
+	fs.BoolVar(&mf.uiScene, "ui-scene", false, "(phalanx mesh --ui) describe the world in the view lines")
+	fs.Int64Var(&mf.perturb, "perturb", -1, "after `FRAME` alter this member's simulation state, so that the others find a desync")
+	fs.StringVar(&mf.desyncReports, "desync-reports", "", "write a report into `DIR` when this member finds a desync (default: beside its --record replay)")
 	mf.registerRelay(fs)
 }
 
@@ -141,6 +158,9 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 			fmt.Fprintf(stdout, "  event: %s of member %d at frame %d\n", e.Type, e.Member, e.Frame)
 		}
 	}
+	if mf.viewDone != nil {
+		mf.viewDone(peerSummary(res, err))
+	}
 	if errors.Is(err, lockstep.ErrStopped) {
 		fmt.Fprintf(stderr, "phalanx %s: this member stopped (%s): %v\n", name, res.Stopped, err)
 		return exitStopped
@@ -155,6 +175,7 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 // runMember runs one member from start to finish.
 func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (*memberResult, error) {
 	res := &memberResult{Slot: -1, Index: mf.index, Events: []event{}}
+	stdin := bufio.NewReader(os.Stdin) // phalanx mesh: the others' addresses, then the page's orders
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	profile, err := loadProfile(mf.profile)
 	if err != nil {
@@ -197,7 +218,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	// The other members' addresses.
 	switch {
 	case mf.mesh:
-		line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
+		line, err := stdin.ReadBytes('\n')
 		if err != nil {
 			return res, fmt.Errorf("reading the other members' addresses: %w", err)
 		}
@@ -246,12 +267,15 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		LobbyTimeout: mf.lobbyTimeout,
 		NewSim: func(s *peer.Agreement) lockstep.Simulation {
 			run.started(s, game(s))
-			return run.g.newSim(s.Self)
+			sim := run.g.newSim(s.Self)
+			run.sim = sim // used only on the stepping goroutine
+			return sim
 		},
-		Input:     run.input,
-		Configure: func(c *lockstep.Config) { mf.runFlags.applyTo(c, profile) },
-		Transport: tc,
-		OnStep:    run.onStep,
+		Input:         run.input,
+		Configure:     func(c *lockstep.Config) { mf.runFlags.applyTo(c, profile) },
+		Transport:     tc,
+		DesyncReports: mf.desyncReports,
+		OnStep:        run.onStep,
 		OnDatagram: func(from bucket.Slot, data []byte) {
 			run.mu.Lock()
 			defer run.mu.Unlock()
@@ -262,6 +286,9 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	if mf.record != "" {
 		cfg.Record = &peer.Recording{Dir: mf.record, SimConfig: func(s *peer.Agreement) []byte { return game(s).config }}
 	}
+	if err := run.startView(stdin, stdout, stderr); err != nil {
+		return res, err
+	}
 	m, err := peer.Start(ctx, cfg)
 	if err != nil {
 		return res, err
@@ -269,6 +296,9 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	run.m = m
 	run.drive(ctx)
 	st, err := m.Wait()
+	for _, p := range m.DesyncReports() {
+		fmt.Fprintln(stderr, "desync report written:", p)
+	}
 	if errors.Is(err, peer.ErrLobbyTimeout) {
 		err = fmt.Errorf("gave up after --lobby-timeout %v: %w; start the members missing, check the --join addresses, or raise --lobby-timeout", mf.lobbyTimeout, err)
 	}

@@ -34,6 +34,8 @@ type memberRun struct {
 	submitted int64
 	cpuStart  float64
 	from      time.Time
+	view      memberView
+	sim       lockstep.Simulation // the member's simulation, used only on the goroutine that steps it
 }
 
 // started sets up the run once the lobby has agreed on the session.
@@ -53,6 +55,11 @@ func (r *memberRun) sessionTime() time.Duration { return time.Since(r.sess.Start
 // submitted for phalanx mesh.
 func (r *memberRun) input(f bucket.Frame) [][]byte {
 	cmds := r.g.commands(r.sess.Self, f)
+	if r.viewing() {
+		r.mu.Lock()
+		cmds = r.takeOrders(cmds)
+		r.mu.Unlock()
+	}
 	if r.mf.mesh {
 		now := time.Now().UnixNano()
 		r.mu.Lock()
@@ -68,6 +75,12 @@ func (r *memberRun) input(f bucket.Frame) [][]byte {
 // onStep notes the commands executed, for phalanx mesh, and at the last
 // frame the member's own memory reading.
 func (r *memberRun) onStep(f bucket.Frame, cmds []bucket.Command, _ uint64) {
+	if r.mf.perturb >= 0 && f == bucket.Frame(r.mf.perturb) && r.g.perturb != nil {
+		r.g.perturb(r.sess.Self, r.sim) // a desync for the others to find
+	}
+	if r.viewing() {
+		r.viewStep(f, cmds)
+	}
 	if r.mf.mesh {
 		now := time.Now().UnixNano()
 		r.mu.Lock()
@@ -99,6 +112,7 @@ func (r *memberRun) drive(ctx context.Context) {
 		playing          bool
 		playFrom         time.Time
 		upFrom, downFrom int64
+		lastView         time.Time
 	)
 	for {
 		select {
@@ -114,6 +128,14 @@ func (r *memberRun) drive(ctx context.Context) {
 		}
 		if r.m.Phase() != peer.PhasePlaying {
 			continue
+		}
+		if r.viewing() && time.Since(lastView) >= viewEvery {
+			lastView = time.Now()
+			if r.view.srv != nil {
+				r.publishView(false, "")
+			} else {
+				r.viewLine()
+			}
 		}
 		r.mu.Lock()
 		pos := r.sessionTime()

@@ -52,6 +52,20 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		freezes[idx] = meshFreeze{frame: frame, d: d}
 		return nil
 	})
+	ui := fs.Bool("ui", false, "serve a live view of the session on loopback, printed as a URL (see also --ui-addr, --ui-linger)")
+	uiAddr := fs.String("ui-addr", "127.0.0.1:0", "with --ui: the `ADDR` to serve the view on")
+	uiLinger := fs.Duration("ui-linger", 0, "with --ui: keep the page up this long after the session (0: until interrupted)")
+	perturbs := map[int]int64{}
+	fs.Func("perturb", "after `INDEX@FRAME` alter that member process's simulation state, so that the others find a desync (repeatable)", func(v string) error {
+		i, fr, ok := strings.Cut(v, "@")
+		idx, err1 := strconv.Atoi(i)
+		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		if !ok || err1 != nil || err2 != nil || idx < 0 || frame < 0 {
+			return fmt.Errorf("want INDEX@FRAME, like 1@100")
+		}
+		perturbs[idx] = frame
+		return nil
+	})
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
@@ -104,7 +118,18 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, lat: newCmdLatencies()}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies()}
+	if *ui {
+		m.view = newMeshView(m)
+		m.view.publish(false, "")
+		url, stop, err := serveView(*uiAddr, m.view.srv, stdout)
+		if err != nil {
+			fmt.Fprintln(stderr, "phalanx mesh:", err)
+			return 2
+		}
+		defer stop()
+		defer lingerView(url, *uiLinger, stdout)
+	}
 	return m.run(ctx, exe)
 }
 
@@ -140,10 +165,13 @@ type meshRun struct {
 	killAt map[int]int64
 	// freezes are the --freeze flags by process index.
 	freezes map[int]meshFreeze
+	// perturbs are the --perturb flags: frames by process index.
+	perturbs map[int]int64
 
 	mu    sync.Mutex
 	procs []*meshProc
 	lat   *cmdLatencies
+	view  *meshView // --ui, else nil
 }
 
 func (m *meshRun) memberArgs(index int) []string {
@@ -157,6 +185,15 @@ func (m *meshRun) memberArgs(index int) []string {
 	}
 	if f.record != "" {
 		args = append(args, "--record", f.record)
+	}
+	if fr, ok := m.perturbs[index]; ok {
+		args = append(args, "--perturb", strconv.FormatInt(fr, 10))
+	}
+	if m.view != nil {
+		args = append(args, "--ui-feed")
+		if index == 0 {
+			args = append(args, "--ui-scene")
+		}
 	}
 	return args
 }
@@ -269,6 +306,9 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					l.p.addUsage(time.Since(start), r.Stepped, r.EndRSSMB, r.EndCPUS)
 				}
 			}
+			if m.view != nil {
+				m.view.take(l.p, l.msg)
+			}
 			if !addrsSent {
 				all := true
 				for _, p := range m.procs {
@@ -322,6 +362,11 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	}
 	rep, ok := m.report(time.Since(start))
 	rep.print(m.stdout)
+	if m.view != nil {
+		m.mu.Lock()
+		m.view.publish(true, rep.summary())
+		m.mu.Unlock()
+	}
 	usage := m.usage()
 	printUsage(m.stdout, usage)
 	if m.f.json {

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/phalanx-net/phalanx/reckon"
+import (
+	"github.com/phalanx-net/phalanx/reckon"
+	"github.com/phalanx-net/phalanx/view"
+)
 
 // memberMsg is one line a member prints.
 type memberMsg struct {
@@ -20,6 +23,14 @@ type memberMsg struct {
 	Execs   [][3]int64 `json:"execs,omitempty"`
 	// result
 	Result *memberResult `json:"result,omitempty"`
+	// view (phalanx mesh --ui): the member's figures, its events since
+	// its previous view line, the world when it is the member the page
+	// draws, and the page's orders it submitted (id, sequence number,
+	// frame executed here or -1)
+	View       *view.Member `json:"view,omitempty"`
+	ViewEvents []view.Event `json:"view_events,omitempty"`
+	Scene      *view.Scene  `json:"scene,omitempty"`
+	Orders     [][3]int64   `json:"orders,omitempty"`
 }
 
 // memberResult is what one member measured.

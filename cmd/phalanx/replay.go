@@ -51,9 +51,13 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: phalanx replay verify [--signed] FILE...")
 		fmt.Fprintln(stderr, "       phalanx replay inspect FILE")
+		fmt.Fprintln(stderr, "       phalanx replay view [--addr ADDR] FILE|REPORT...")
 		fmt.Fprintln(stderr, "\nverify   checks the members' signatures over the recorded commands, then re-runs each replay and")
 		fmt.Fprintln(stderr, "         compares every recorded state hash; exits 0 only if all hold (--signed: an unsigned replay fails)")
 		fmt.Fprintln(stderr, "inspect  prints a replay's header, members, frames and end, and what is wrong with a damaged one")
+		fmt.Fprintln(stderr, "view     serves a page (its URL printed) to watch replays frame by frame; given replays that diverged,")
+		fmt.Fprintln(stderr, "         it opens at the first divergent frame, names the section and draws the worlds side by side;")
+		fmt.Fprintln(stderr, "         a desync report (desync-member-N-frame-F.json) opens at its divergence")
 		fmt.Fprintln(stderr, "\nReplays are recorded with \"phalanx sim --record DIR\".")
 	}
 	if len(args) == 0 {
@@ -65,6 +69,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return replayVerify(args[1:], stdout, stderr)
 	case "inspect":
 		return replayInspect(args[1:], stdout, stderr)
+	case "view":
+		return replayView(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		usage()
 		return 0

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep/replay"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 	"github.com/phalanx-net/phalanx/rng"
+	"github.com/phalanx-net/phalanx/view"
 )
 
 // recorder writes one replay per member of a phalanx sim run, as
@@ -25,6 +28,8 @@ type recorder struct {
 	done    []bool
 	tag     uint16 // the harness's session tag, under which statements are signed
 	err     error
+	dir     string
+	reports []string // the desync reports written
 }
 
 // newRecorder creates dir and one replay file per member.
@@ -49,6 +54,7 @@ func newRecorder(dir string, f *runFlags, g *game) (*recorder, error) {
 		final:  make([]uint64, f.peers),
 		done:   make([]bool, f.peers),
 		tag:    uint16(f.seed),
+		dir:    dir,
 	}
 	for i := range f.peers {
 		file, err := os.Create(filepath.Join(dir, fmt.Sprintf("member-%d.phx", i)))
@@ -109,6 +115,48 @@ func (r *recorder) eventHook() func(bucket.Slot, lockstep.Event) {
 		if c, ok := replay.ChangeOf(e); ok {
 			r.writers[slot].Membership(c) // an error is kept by the writer and returned by Close
 		}
+		if e.Type == lockstep.EventDesync {
+			r.report(slot, e)
+		}
+	}
+}
+
+// report writes member slot's desync report beside its replay, with the
+// replay as recorded so far.
+func (r *recorder) report(slot bucket.Slot, e lockstep.Event) {
+	w := r.writers[slot]
+	var recorded []byte
+	if w.Flush() == nil {
+		recorded, _ = os.ReadFile(r.files[slot].Name())
+	}
+	rep := replay.NewReport(w.Header(), e, recorded)
+	if d, ok := r.sims[slot].(view.Drawable); ok {
+		var sc view.Scene
+		d.Scene(&sc)
+		if b, err := json.Marshal(&sc); err == nil {
+			rep.WorldFrame, rep.World = sc.Frame, b
+		}
+	}
+	if sn, ok := r.sims[slot].(lockstep.Snapshotter); ok {
+		rep.State = sn.AppendSnapshot(nil)
+	}
+	path, err := replay.WriteReport(r.dir, rep)
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("member %d: %w", slot, err)
+		}
+		return
+	}
+	r.reports = append(r.reports, path)
+}
+
+// printReports names the desync reports written, if any.
+func (r *recorder) printReports(w io.Writer) {
+	if r == nil {
+		return
+	}
+	for _, p := range r.reports {
+		fmt.Fprintln(w, "phalanx sim: desync report written:", p)
 	}
 }
 

@@ -218,6 +218,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	if recErr != nil {
 		fmt.Fprintln(stderr, "phalanx sim: --record:", recErr)
 	}
+	rec.printReports(stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx sim:", err)
 		if res == nil {

@@ -250,6 +250,16 @@ func TestDesyncFoundByEveryMember(t *testing.T) {
 				if e.Frame != at || e.Member != odd || e.Section != sectionNames[section] {
 					t.Fatalf("member %d reports %v; want frame %d, member %d, section %q", m.Slot, e, at, odd, sectionNames[section])
 				}
+				// Both sides' section hashes, exchanged: they differ first
+				// in the section named.
+				if len(e.Ours) != len(sectionNames) || len(e.Theirs) != len(e.Ours) || e.With == m.Slot {
+					t.Fatalf("member %d: sections ours %v theirs %v, compared with %d", m.Slot, e.Ours, e.Theirs, e.With)
+				}
+				for k := range e.Ours {
+					if e.Ours[k].Name != e.Theirs[k].Name || (e.Ours[k].Hash != e.Theirs[k].Hash) != (k == section) {
+						t.Fatalf("member %d: section %d: ours %v, theirs %v; want only %q to differ", m.Slot, k, e.Ours[k], e.Theirs[k], sectionNames[section])
+					}
+				}
 			}
 		})
 	}

@@ -1,0 +1,137 @@
+package view
+
+// The replays the page shows (see Config.Replays; view/replayview opens
+// replay files): plain data, as the page receives it.
+
+// Replays answer the page's questions about replays. Implementations must
+// be safe for concurrent use.
+type Replays interface {
+	// Info describes the replays and where they first disagree.
+	Info() ReplaysInfo
+	// Frame returns every replay at frame f.
+	Frame(f int64) (ReplayFrame, error)
+}
+
+// ReplaysInfo describes the replays and how they differ.
+type ReplaysInfo struct {
+	Files  []ReplayFileInfo `json:"files"`
+	Frames int64            `json:"frames"` // frames of the longest replay
+	// Divergence is set when the replays disagree: their recorded state
+	// hashes, or their buckets; or, for a desync report alone, where the
+	// report says they did.
+	Divergence *Divergence `json:"divergence,omitempty"`
+	// Reports are the desync reports the replays came from.
+	Reports []DesyncReport `json:"reports"`
+}
+
+// DesyncReport is what a member's desync report says (see
+// lockstep/replay.Report): the first divergent frame and section, and the
+// section hashes of both sides.
+type DesyncReport struct {
+	File    string        `json:"file"`
+	Engine  string        `json:"engine"`
+	Build   string        `json:"build"`
+	Sim     string        `json:"sim"`
+	Self    int           `json:"self"`   // the member that wrote it
+	Member  int           `json:"member"` // whose hashes differ from the majority
+	With    int           `json:"with"`   // the member it compared with
+	Frame   int64         `json:"frame"`
+	Section string        `json:"section,omitempty"`
+	Detail  string        `json:"detail"`
+	Ours    []SectionHash `json:"ours"`
+	Theirs  []SectionHash `json:"theirs"`
+}
+
+// ReplayFileInfo describes one replay.
+type ReplayFileInfo struct {
+	Name        string   `json:"name"`
+	Sim         string   `json:"sim"`
+	Members     []string `json:"members"`
+	Self        int      `json:"self"`
+	Frames      int64    `json:"frames"`
+	FrameMS     float64  `json:"frame_ms"`
+	End         string   `json:"end"`
+	Checkpoints int      `json:"checkpoints"`
+	// Reproduces is false when re-running the file's own buckets does not
+	// give its recorded hashes: its simulation went astray by something
+	// that is not in its commands. RerunFrame and RerunSection say where.
+	Reproduces   bool   `json:"reproduces"`
+	RerunFrame   int64  `json:"rerun_frame"`
+	RerunSection string `json:"rerun_section,omitempty"`
+	Error        string `json:"error,omitempty"`
+	// WorldFrame is the frame of the world its desync report recorded
+	// (see ReplaySide.Recorded), or -1.
+	WorldFrame int64   `json:"world_frame"`
+	Changes    []Event `json:"changes"`
+}
+
+// Divergence is where two replays first disagree.
+type Divergence struct {
+	A, B int // the files compared (indexes in Files)
+	// Frame is the first frame whose recorded state hashes differ (a
+	// checkpoint; the states diverged after LastAgreed and at or before
+	// it), or whose buckets differ, whichever comes first; Section is the
+	// first section whose hashes differ there.
+	Frame      int64  `json:"frame"`
+	Section    string `json:"section,omitempty"`
+	LastAgreed int64  `json:"last_agreed"` // the last checkpoint both agree on, or -1
+	// InputsFrame is the first frame whose buckets differ, or -1 when
+	// every bucket both hold agrees (the states diverged with the same
+	// commands).
+	InputsFrame int64  `json:"inputs_frame"`
+	Text        string `json:"text"`
+}
+
+// ReplayFrame is one frame of every replay, as the page shows it.
+type ReplayFrame struct {
+	Frame int64        `json:"frame"`
+	Sides []ReplaySide `json:"sides"`
+}
+
+// ReplaySide is one replay at a frame.
+type ReplaySide struct {
+	// Scene is the world after the frame, re-run from the replay's
+	// buckets; nil when the simulation is not Drawable or the replay is
+	// shorter.
+	Scene    *Scene          `json:"scene,omitempty"`
+	Commands []ReplayCommand `json:"commands"`
+	// Hash is the re-run's state hash after the frame.
+	Hash string `json:"hash"`
+	// Checkpoint is the newest checkpoint recorded at or before the frame.
+	Checkpoint *ReplayCheckpoint `json:"checkpoint,omitempty"`
+	// Diff lists what differs from the first replay's world: units on one
+	// side only and units at another position or with other hit points.
+	Diff []UnitDiff `json:"diff"`
+	// Recorded is the world the replay's member had at this frame, from
+	// its desync report, when the report holds one for this frame;
+	// RecordedDiff lists what differs in it from the re-run world (Scene).
+	Recorded     *Scene     `json:"recorded,omitempty"`
+	RecordedDiff []UnitDiff `json:"recorded_diff,omitempty"`
+}
+
+// ReplayCommand is one command of a bucket.
+type ReplayCommand struct {
+	Slot int    `json:"slot"`
+	Seq  uint32 `json:"seq"`
+	Text string `json:"text"`
+}
+
+// ReplayCheckpoint is a recorded state hash with its sections.
+type ReplayCheckpoint struct {
+	Frame    int64         `json:"frame"`
+	Hash     string        `json:"hash"`
+	Sections []SectionHash `json:"sections"`
+}
+
+// SectionHash is one section's recorded hash.
+type SectionHash struct {
+	Name string `json:"name"`
+	Hash string `json:"hash"`
+}
+
+// UnitDiff is one unit that differs between the first replay's world and
+// another's.
+type UnitDiff struct {
+	ID   uint32 `json:"i"`
+	What string `json:"what"` // "only here", "missing here", "moved", "hp"
+}

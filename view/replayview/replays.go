@@ -1,0 +1,383 @@
+package replayview
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/replay"
+	"github.com/phalanx-net/phalanx/view"
+)
+
+// ErrNoFrame is returned by Replays.Frame for a frame outside every replay.
+var ErrNoFrame = errors.New("replayview: no such frame")
+
+// ReplayConfig configures OpenReplays.
+type ReplayConfig struct {
+	// Files are the replays, the first the reference the others are
+	// compared with.
+	Files []string
+	// Sim builds the simulation a replay was recorded with, from its
+	// header (as replay.Verify's factory does).
+	Sim func(replay.Header) (lockstep.Simulation, error)
+	// Clone, when set, copies a simulation of Sim's: the viewer keeps
+	// copies every few hundred frames to seek back quickly. Nil: seeking
+	// back re-runs from frame 0.
+	Clone func(lockstep.Simulation) lockstep.Simulation
+	// Describe, when set, says what a command's payload orders.
+	Describe func(payload []byte) string
+	// Names, when set, are the names the page shows for Files.
+	Names []string
+	// Reports are desync reports the files came from: shown, and where
+	// the files alone show no divergence, the first one's is taken.
+	Reports []view.DesyncReport
+	// Worlds, when set, are the worlds the files' members had, from their
+	// desync reports (nil: none), by file: each is shown beside the re-run
+	// world at its frame, with what differs.
+	Worlds []*view.Scene
+}
+
+// Replays are replay files opened for the page: their buckets and
+// checkpoints in memory, a simulation per file stepped to the frame asked
+// for. Its methods are safe for concurrent use.
+type Replays struct {
+	cfg   ReplayConfig
+	files []*replayFile
+	info  view.ReplaysInfo
+
+	mu sync.Mutex // guards the files' simulations
+}
+
+// replayFile is one replay in memory.
+type replayFile struct {
+	name    string
+	label   string      // the name the page shows
+	world   *view.Scene // the member's own world, from its desync report
+	header  replay.Header
+	buckets [][]bucket.Command                // by frame
+	checks  map[bucket.Frame]lockstep.Section // frame → state hash (Name unused)
+	secs    map[bucket.Frame][]lockstep.Section
+	changes []replay.Change
+	end     string // why the recording ended, or why it was not read to the end
+	sim     lockstep.Simulation
+	pos     bucket.Frame                         // frames stepped by sim
+	keys    map[bucket.Frame]lockstep.Simulation // copies by frames stepped
+	every   bucket.Frame
+	scene   view.Scene
+}
+
+// OpenReplays reads every file of cfg, re-runs each to check that it
+// reproduces its own hashes, and compares the others with the first.
+func OpenReplays(cfg ReplayConfig) (*Replays, error) {
+	if len(cfg.Files) == 0 || cfg.Sim == nil {
+		return nil, errors.New("replayview: OpenReplays needs files and a simulation factory")
+	}
+	r := &Replays{cfg: cfg}
+	for _, name := range cfg.Files {
+		f, err := readReplay(name)
+		if err != nil {
+			return nil, err
+		}
+		if f.sim, err = cfg.Sim(f.header); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		f.every = max(500, bucket.Frame(len(f.buckets)/32))
+		f.keys = map[bucket.Frame]lockstep.Simulation{}
+		if cfg.Clone != nil {
+			f.keys[0] = cfg.Clone(f.sim) // seeking back to the start builds nothing
+		}
+		r.files = append(r.files, f)
+	}
+	for i, f := range r.files {
+		name := filepath.Base(f.name)
+		if i < len(cfg.Names) {
+			name = cfg.Names[i]
+		}
+		f.label = name
+		if i < len(cfg.Worlds) && cfg.Worlds[i] != nil {
+			f.world = cfg.Worlds[i]
+		}
+		fi := view.ReplayFileInfo{
+			Name: name, Sim: f.header.SimName + " " + f.header.SimVersion,
+			Members: f.header.Members, Self: int(f.header.Self), Frames: int64(len(f.buckets)),
+			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end, WorldFrame: -1,
+			Changes: []view.Event{},
+		}
+		for _, c := range f.changes {
+			typ := "drop"
+			if c.Kind == replay.ChangeLeave {
+				typ = "leave"
+			}
+			fi.Changes = append(fi.Changes, view.Event{Observer: int(f.header.Self), Type: typ, Frame: int64(c.Frame), Member: int(c.Member), LastFrame: int64(c.LastFrame), Detail: c.Detail})
+		}
+		if f.world != nil && f.world.Frame > 0 {
+			fi.WorldFrame = f.world.Frame - 1 // the scene is after that many frames: after frame Frame-1
+		}
+		if err := r.rerun(f, &fi); err != nil {
+			fi.Error = err.Error()
+		}
+		r.info.Files = append(r.info.Files, fi)
+		r.info.Frames = max(r.info.Frames, int64(len(f.buckets)))
+		if i > 0 && r.info.Divergence == nil {
+			r.info.Divergence = compare(r.files[0], f, 0, i)
+		}
+	}
+	r.info.Reports = append([]view.DesyncReport{}, cfg.Reports...)
+	if r.info.Divergence == nil && len(cfg.Reports) > 0 {
+		d := cfg.Reports[0]
+		r.info.Divergence = &view.Divergence{A: 0, B: 0, Frame: d.Frame, Section: d.Section, LastAgreed: -1, InputsFrame: -1,
+			Text: fmt.Sprintf("desync report of member %d: %s", d.Self, d.Detail)}
+	}
+	return r, nil
+}
+
+// readReplay reads a replay's buckets and checkpoints. A damaged file is
+// read up to its last whole chunk.
+func readReplay(name string) (*replayFile, error) {
+	rf, err := replay.OpenFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer rf.Close()
+	f := &replayFile{name: name, header: rf.Header(), checks: map[bucket.Frame]lockstep.Section{}, secs: map[bucket.Frame][]lockstep.Section{}}
+	for {
+		rec, err := rf.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if len(f.buckets) == 0 {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			f.end = err.Error()
+			break // what came before the damage is shown
+		}
+		switch rec.Kind {
+		case replay.KindFrame:
+			var cmds []bucket.Command
+			for _, c := range rec.Commands {
+				c.Payload = append([]byte(nil), c.Payload...)
+				cmds = append(cmds, c)
+			}
+			f.buckets = append(f.buckets, cmds)
+		case replay.KindCheckpoint:
+			f.checks[rec.Frame] = lockstep.Section{Hash: rec.Hash}
+			f.secs[rec.Frame] = append([]lockstep.Section(nil), rec.Sections...)
+		case replay.KindChange:
+			f.changes = append(f.changes, rec.Change)
+		case replay.KindEnd:
+			f.end = rec.Trailer.Reason.String()
+		}
+	}
+	return f, nil
+}
+
+// rerun steps f's simulation through all of f and compares its hashes with
+// the recorded checkpoints; it leaves the simulation at the start.
+func (r *Replays) rerun(f *replayFile, fi *view.ReplayFileInfo) error {
+	fi.Reproduces = true
+	var secs []lockstep.Section
+	for fr := range bucket.Frame(len(f.buckets)) {
+		r.stepTo(f, fr+1)
+		want, ok := f.checks[fr]
+		if !ok {
+			continue
+		}
+		if got := f.sim.Hash(); got != want.Hash {
+			fi.Reproduces, fi.RerunFrame = false, int64(fr)
+			if sh, ok := f.sim.(lockstep.SectionHasher); ok {
+				secs = sh.SectionHashes(secs[:0])
+				fi.RerunSection = firstSection(f.secs[fr], secs)
+			}
+			break
+		}
+	}
+	return r.reset(f)
+}
+
+// reset rebuilds f's simulation at frame 0.
+func (r *Replays) reset(f *replayFile) error {
+	sim, err := r.cfg.Sim(f.header)
+	if err != nil {
+		return err
+	}
+	f.sim, f.pos = sim, 0
+	return nil
+}
+
+// stepTo steps f's simulation until it has stepped n frames (or all of
+// f), keeping copies every f.every frames.
+func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
+	n = min(n, bucket.Frame(len(f.buckets)))
+	if n < f.pos || (r.cfg.Clone != nil && n-f.pos > f.every) {
+		// Start from the nearest copy at or before n, else from frame 0.
+		best := bucket.Frame(-1)
+		for at := range f.keys {
+			if at <= n && at > best {
+				best = at
+			}
+		}
+		switch {
+		case best >= 0 && (n < f.pos || best > f.pos):
+			f.sim, f.pos = r.cfg.Clone(f.keys[best]), best
+		case n < f.pos:
+			if r.reset(f) != nil {
+				return // the factory built it once: it does not fail now
+			}
+		}
+	}
+	for ; f.pos < n; f.pos++ {
+		f.sim.Step(f.pos, f.buckets[f.pos])
+		if r.cfg.Clone != nil && (f.pos+1)%f.every == 0 {
+			if _, ok := f.keys[f.pos+1]; !ok {
+				f.keys[f.pos+1] = r.cfg.Clone(f.sim)
+			}
+		}
+	}
+}
+
+// compare finds where b first disagrees with a.
+func compare(a, b *replayFile, ia, ib int) *view.Divergence {
+	d := &view.Divergence{A: ia, B: ib, Frame: -1, LastAgreed: -1, InputsFrame: -1}
+	n := min(len(a.buckets), len(b.buckets))
+	for fr := range n {
+		if lockstep.InputHash(bucket.Frame(fr), a.buckets[fr]) != lockstep.InputHash(bucket.Frame(fr), b.buckets[fr]) {
+			d.InputsFrame = int64(fr)
+			break
+		}
+	}
+	for fr := range bucket.Frame(n) {
+		ca, ok1 := a.checks[fr]
+		cb, ok2 := b.checks[fr]
+		if !ok1 || !ok2 {
+			continue
+		}
+		if ca.Hash == cb.Hash {
+			d.LastAgreed = int64(fr)
+			continue
+		}
+		d.Frame = int64(fr)
+		d.Section = firstSection(a.secs[fr], b.secs[fr])
+		break
+	}
+	if d.Frame < 0 && d.InputsFrame < 0 {
+		return nil
+	}
+	if d.InputsFrame >= 0 && (d.Frame < 0 || d.InputsFrame <= d.Frame) {
+		d.Frame, d.Section = d.InputsFrame, ""
+		d.Text = fmt.Sprintf("the buckets of %s and %s differ from frame %d: their inputs diverged", a.label, b.label, d.InputsFrame)
+		return d
+	}
+	d.Text = fmt.Sprintf("the recorded states of %s and %s first differ at frame %d", a.label, b.label, d.Frame)
+	if d.Section != "" {
+		d.Text += fmt.Sprintf(", first in section %q", d.Section)
+	}
+	if d.LastAgreed >= 0 {
+		d.Text += fmt.Sprintf(" (the checkpoint of frame %d agreed)", d.LastAgreed)
+	}
+	if d.InputsFrame < 0 {
+		d.Text += "; their buckets agree: the states diverged with the same commands"
+	}
+	return d
+}
+
+// firstSection returns the name of the first section whose hashes differ.
+func firstSection(a, b []lockstep.Section) string {
+	for i := range min(len(a), len(b)) {
+		if a[i].Hash != b[i].Hash {
+			return a[i].Name
+		}
+	}
+	return ""
+}
+
+// Info describes the replays and where they first disagree.
+func (r *Replays) Info() view.ReplaysInfo { return r.info }
+
+// Frame returns every replay at frame f: the worlds after it, its
+// buckets, the checkpoints. It returns ErrNoFrame outside every replay.
+func (r *Replays) Frame(f int64) (view.ReplayFrame, error) {
+	if f < 0 || f >= r.info.Frames {
+		return view.ReplayFrame{}, fmt.Errorf("%w: %d (the replays hold frames 0 to %d)", ErrNoFrame, f, r.info.Frames-1)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := view.ReplayFrame{Frame: f}
+	for _, rf := range r.files {
+		side := view.ReplaySide{Commands: []view.ReplayCommand{}, Diff: []view.UnitDiff{}}
+		if f < int64(len(rf.buckets)) {
+			r.stepTo(rf, bucket.Frame(f)+1)
+			side.Hash = fmt.Sprintf("%016x", rf.sim.Hash())
+			if d, ok := rf.sim.(view.Drawable); ok {
+				d.Scene(&rf.scene)
+				sc := rf.scene
+				sc.Units = append([]view.Unit(nil), rf.scene.Units...)
+				sc.Blocked = append([]byte(nil), rf.scene.Blocked...)
+				side.Scene = &sc
+			}
+			for _, c := range rf.buckets[f] {
+				rc := view.ReplayCommand{Slot: int(c.Slot), Seq: c.Seq, Text: fmt.Sprintf("%d bytes", len(c.Payload))}
+				if r.cfg.Describe != nil {
+					rc.Text = r.cfg.Describe(c.Payload)
+				}
+				side.Commands = append(side.Commands, rc)
+			}
+		}
+		if rf.world != nil && side.Scene != nil && rf.world.Frame == f+1 {
+			side.Recorded, side.RecordedDiff = rf.world, diffScenes(side.Scene, rf.world)
+		}
+		for at := bucket.Frame(f); at >= 0; at-- {
+			if c, ok := rf.checks[at]; ok {
+				cp := &view.ReplayCheckpoint{Frame: int64(at), Hash: fmt.Sprintf("%016x", c.Hash), Sections: []view.SectionHash{}}
+				for _, s := range rf.secs[at] {
+					cp.Sections = append(cp.Sections, view.SectionHash{Name: s.Name, Hash: fmt.Sprintf("%016x", s.Hash)})
+				}
+				side.Checkpoint = cp
+				break
+			}
+			if bucket.Frame(f)-at > 4096 {
+				break
+			}
+		}
+		out.Sides = append(out.Sides, side)
+	}
+	for i := 1; i < len(out.Sides); i++ {
+		out.Sides[i].Diff = diffScenes(out.Sides[0].Scene, out.Sides[i].Scene)
+	}
+	return out, nil
+}
+
+// diffScenes lists the units of b that differ from a's.
+func diffScenes(a, b *view.Scene) []view.UnitDiff {
+	out := []view.UnitDiff{}
+	if a == nil || b == nil {
+		return out
+	}
+	byID := make(map[uint32]view.Unit, len(a.Units))
+	for _, u := range a.Units {
+		byID[u.ID] = u
+	}
+	seen := make(map[uint32]bool, len(b.Units))
+	for _, u := range b.Units {
+		seen[u.ID] = true
+		v, ok := byID[u.ID]
+		switch {
+		case !ok:
+			out = append(out, view.UnitDiff{ID: u.ID, What: "only here"})
+		case v.X != u.X || v.Y != u.Y:
+			out = append(out, view.UnitDiff{ID: u.ID, What: "moved"})
+		case v.HP != u.HP:
+			out = append(out, view.UnitDiff{ID: u.ID, What: "hp"})
+		}
+	}
+	for _, u := range a.Units {
+		if !seen[u.ID] {
+			out = append(out, view.UnitDiff{ID: u.ID, What: "missing here"})
+		}
+	}
+	return out
+}

@@ -3,7 +3,6 @@ package peer
 import (
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -14,9 +13,56 @@ import (
 // dialLoop dials a higher member until a connection is up or the transport
 // closes.
 func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
-	addr := net.UDPAddrFromAddrPort(t.sess.Endpoints[slot])
 	backoff := 50 * time.Millisecond
-	for t.ctx.Err() == nil {
+	upgraded := false // a direct path appeared while relayed, and was tried
+	upgrade := time.NewTicker(time.Second)
+	defer upgrade.Stop()
+dial:
+	for failures := 0; t.ctx.Err() == nil; failures++ {
+		addr, relayOnly := t.dialTarget(slot, id)
+		// No direct path (or a direct one that keeps failing) but one
+		// through a relay: the packets take the relayed connection.
+		if relayOnly || (failures >= 3 && t.host.pathsTo(id).relayed) {
+			l, err := t.dialRelayed(slot, id)
+			if err == nil {
+				// Open it again if the member refuses or loses it, as long
+				// as it is the member's link; and once hole punching (or
+				// anything) gives a direct path, dial that: the new link
+				// replaces the relayed one, and the lockstep core repeats
+				// what the switch loses.
+			wait:
+				for {
+					select {
+					case <-t.ctx.Done():
+						return
+					case <-l.out.done:
+						break wait
+					case <-upgrade.C:
+						if !upgraded && t.host.pathsTo(id).direct.IsValid() {
+							upgraded = true
+							t.log.Info("peer: a direct path to a relayed member; switching to it", "member", slot, "id", id)
+							failures = -1
+							continue dial
+						}
+					}
+				}
+				if t.links[slot].Load() != l {
+					return
+				}
+				err = l.out.failed()
+			}
+			t.log.Debug("peer: opening the relayed packet stream failed; retrying", "member", slot, "id", id, "err", err)
+			t.mu.Lock()
+			t.dialErr[slot] = err
+			t.mu.Unlock()
+			select {
+			case <-t.ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
 		// A configuration per try: libp2p's check of the server's
 		// identity serves one handshake.
 		conf := clientTLS(t.host.ident, id)
@@ -24,7 +70,12 @@ func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 		// then completes the handshake in its mode, which proves it runs
 		// that mode (see serverTLS).
 		conf.NextProtos = []string{t.mode.alpn(), t.mode.other().alpn()}
-		conn, err := t.qt.Dial(t.ctx, addr, conf, t.mode.quicConfig())
+		conn, release, err := t.host.dialDatagram(t.ctx, addr, conf, t.mode.quicConfig())
+		if err == nil {
+			t.mu.Lock()
+			t.releases = append(t.releases, release)
+			t.mu.Unlock()
+		}
 		otherMode := err == nil && conn.ConnectionState().TLS.NegotiatedProtocol != t.mode.alpn()
 		if otherMode {
 			// The member ends the handshake once it has our proof, which
@@ -64,27 +115,22 @@ func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 	}
 }
 
-// acceptLoop accepts connections from lower members and refuses the rest.
-func (t *Transport) acceptLoop() {
-	for {
-		conn, err := t.ln.Accept(t.ctx)
-		if err != nil {
-			return
-		}
-		id, err := remoteID(conn)
-		if err != nil {
-			t.refuse(conn, CodeBadIdentity, "no libp2p identity", "", err)
-			continue
-		}
-		slot, member := t.sess.Slot(id)
-		switch {
-		case !member:
-			t.refuse(conn, CodeNotMember, "not a member of this session", id, nil)
-		case id >= t.sess.Members[t.self]:
-			t.refuse(conn, CodeWrongDirection, "the lower peer ID dials", id, nil)
-		default:
-			t.attach(slot, conn)
-		}
+// accepted takes a connection the host accepted for the datagram channel:
+// it attaches one from a lower member and refuses the rest.
+func (t *Transport) accepted(conn *quic.Conn) {
+	id, err := remoteID(conn)
+	if err != nil {
+		t.refuse(conn, CodeBadIdentity, "no libp2p identity", "", err)
+		return
+	}
+	slot, member := t.sess.Slot(id)
+	switch {
+	case !member:
+		t.refuse(conn, CodeNotMember, "not a member of this session", id, nil)
+	case id >= t.sess.Members[t.self]:
+		t.refuse(conn, CodeWrongDirection, "the lower peer ID dials", id, nil)
+	default:
+		t.attach(slot, conn)
 	}
 }
 
@@ -150,15 +196,21 @@ func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why 
 // attach makes conn the connection to slot and starts reading it, and in
 // ModeStream writing its stream.
 func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		_ = conn.CloseWithError(CodeClosed, "transport closed")
-		return
-	}
 	l := &link{conn: conn}
 	if t.mode == ModeStream {
 		l.out = newStreamSender(slot, t.queue, t.log)
+	}
+	t.attachLink(slot, l)
+}
+
+// attachLink makes l the link to slot and starts its goroutines; a link
+// it replaces is closed.
+func (t *Transport) attachLink(slot bucket.Slot, l *link) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		l.close(CodeClosed, "transport closed")
+		return
 	}
 	old := t.links[slot].Swap(l)
 	if old == nil {
@@ -167,16 +219,24 @@ func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
 			close(t.ready)
 		}
 	}
-	if l.out != nil {
-		t.wg.Go(func() { l.out.run(conn) })
-		t.wg.Go(func() { t.streamReadLoop(slot, conn) })
-	} else {
-		t.wg.Go(func() { t.readLoop(slot, conn) })
+	switch {
+	case l.relayed != nil:
+		t.wg.Go(func() { l.out.runRelayed(t.ctx, l.relayed) })
+		t.wg.Go(func() { t.relayReadLoop(slot, l) })
+	case l.out != nil:
+		t.wg.Go(func() { l.out.run(l.conn) })
+		t.wg.Go(func() { t.streamReadLoop(slot, l.conn) })
+	default:
+		t.wg.Go(func() { t.readLoop(slot, l.conn) })
 	}
 	t.mu.Unlock()
-	t.log.Debug("peer: member connected", "member", slot, "remote", conn.RemoteAddr())
+	if l.relayed != nil {
+		t.log.Info("peer: member connected through the relay", "member", slot, "remote", l.relayed.Conn().RemoteMultiaddr())
+	} else {
+		t.log.Debug("peer: member connected", "member", slot, "remote", l.conn.RemoteAddr())
+	}
 	if old != nil {
-		_ = old.conn.CloseWithError(CodeReplaced, "replaced by a newer connection")
+		old.close(CodeReplaced, "replaced by a newer connection")
 	}
 }
 
@@ -189,14 +249,14 @@ func (t *Transport) readLoop(slot bucket.Slot, conn *quic.Conn) {
 			t.connectionLost(slot, conn, err)
 			return
 		}
-		t.deliver(slot, data)
+		t.deliver(slot, data, false)
 	}
 }
 
 // connectionLost logs the end of conn, unless the transport is closing or
 // a newer connection replaced it.
 func (t *Transport) connectionLost(slot bucket.Slot, conn *quic.Conn, err error) {
-	if l := t.links[slot].Load(); t.ctx.Err() == nil && l != nil && l.conn == conn {
+	if l := t.links[slot].Load(); t.ctx.Err() == nil && l != nil && l.conn == conn && conn != nil {
 		t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
 	}
 }

@@ -10,8 +10,7 @@
 //	tr, err := peer.NewTransport(ctx, h, sess, peer.TransportConfig{})
 //
 // [NewHost] starts a libp2p host with the QUIC transport only, listening on
-// loopback unless told otherwise, and binds the UDP socket of the datagram
-// channel. [Join] meets the other members over the libp2p stream protocol
+// loopback unless told otherwise. [Join] meets the other members over the libp2p stream protocol
 // /phalanx/lobby/1.0.0: every pair checks that both speak the same protocol
 // version and want the same session, every member contributes to the seed by
 // commit-then-reveal so no member can choose it, and the lowest peer ID
@@ -20,8 +19,16 @@
 // libp2p TLS identities, and carries the lockstep packets in QUIC datagrams;
 // a peer that is not a member is refused. In [ModeStream], the baseline to
 // compare against, the packets travel instead over one reliable ordered QUIC
-// stream per direction, under the ALPN "phalanx-stream/1". [DiscoverMDNS]
-// finds the other members on a LAN.
+// stream per direction, under the ALPN "phalanx-stream/1". The datagram
+// channel shares the host's libp2p QUIC socket, so a member has one UDP
+// port. [DiscoverMDNS] finds the other members on a LAN.
+//
+// Members behind NATs meet at a [Relay] ([NewRelay]: a circuit relay v2 and
+// a lobby directory) instead: [Meet] (or MemberConfig.Meet) reserves a slot
+// there, waits in a named lobby for the others, and connects to each
+// directly, else through the relay and then by hole punching, else stays
+// relayed, the packets then on a stream over the relayed connection
+// ([PacketsProtocol]). [Member.Paths] says which.
 //
 // In this package's API, peer.ID and peer.AddrInfo are the types of libp2p's
 // core/peer package. docs/network.md describes the protocols byte by byte.

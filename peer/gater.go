@@ -30,7 +30,8 @@ const StrangerBan = time.Minute
 type gater struct {
 	host     atomic.Pointer[Host] // set once the host is built; until then all is allowed
 	now      func() time.Time
-	maxConns atomic.Int32 // MaxConnsPerPeer
+	maxConns atomic.Int32                                     // MaxConnsPerPeer
+	testDial atomic.Pointer[func(peer.ID, ma.Multiaddr) bool] // tests: which addresses may be dialled; nil all
 
 	mu     sync.Mutex
 	banned map[peer.ID]time.Time // until when
@@ -66,7 +67,12 @@ func (g *gater) isBanned(p peer.ID) bool {
 func (g *gater) InterceptPeerDial(p peer.ID) bool { return !g.isBanned(p) }
 
 // InterceptAddrDial allows every address.
-func (g *gater) InterceptAddrDial(peer.ID, ma.Multiaddr) bool { return true }
+func (g *gater) InterceptAddrDial(p peer.ID, a ma.Multiaddr) bool {
+	if f := g.testDial.Load(); f != nil {
+		return (*f)(p, a)
+	}
+	return true
+}
 
 // InterceptAccept allows every connection until its peer is known.
 func (g *gater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
@@ -94,6 +100,9 @@ func (g *gater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason)
 // the host knows no session yet (anyone may be a member of the next), or
 // when p is a member of a session it knows.
 func (h *Host) mayConnect(p peer.ID) bool {
+	if h.nat.isRelay(p) {
+		return true // the relay the members met through (Meet)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.lobbies) == 0 && len(h.running) == 0 {

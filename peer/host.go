@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -20,6 +20,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	ma "github.com/multiformats/go-multiaddr"
 )
 
@@ -51,17 +52,27 @@ type HostConfig struct {
 	// IdentityFile is where the identity is kept when Identity is nil.
 	IdentityFile string
 
-	// DatagramAddr is the "ip:port" the datagram channel's UDP socket binds
-	// (see [NewTransport]). Empty means the IP of the first listen address
-	// with a port the system picks.
-	DatagramAddr string
+	// NAT readies the host for members behind NATs (see Meet): the
+	// circuit relay client (reservations at a relay, connections through
+	// it) and hole punching (DCUtR) once a relay's directory has told the
+	// host the address it is seen at. Off, the host has no relay at all.
+	NAT bool
+
+	// PublicCIDRs are address ranges the host treats as public besides the
+	// internet's (see PublicFilter), for labs and private WANs: go-libp2p
+	// counts ranges such as 198.18.0.0/15 as neither public nor private,
+	// so hole punching would offer no address there. Empty on the
+	// internet.
+	PublicCIDRs []netip.Prefix
 
 	// Logger receives the host's log records; nil discards them.
 	Logger *slog.Logger
 }
 
-// Host is one member's libp2p host: its identity, its libp2p endpoint (QUIC
-// only) that carries the lobby, and the UDP socket of its datagram channel.
+// Host is one member's libp2p host: its identity and its libp2p endpoint
+// (QUIC only) that carries the lobby. The datagram channel shares the UDP
+// socket of its first QUIC listen address, under an ALPN of its own, so a
+// member has one UDP port.
 //
 // A Host is safe for concurrent use. It can run one [Join] per session ID at
 // a time and one [Transport] at a time; after a Transport is closed the next
@@ -72,11 +83,18 @@ type Host struct {
 	ident *libp2ptls.Identity
 	log   *slog.Logger
 
-	dgram     *net.UDPConn
+	cm        *quicreuse.ConnManager // libp2p's QUIC sockets, shared by the datagram channel
+	socks     *sockets
+	dgram     *socket // the socket of the first listen address
 	dgramAddr netip.AddrPort
+	dgramLn   quicreuse.Listener // the datagram channel's ALPNs on that socket
+	accepted  chan struct{}      // closed when the accept loop ends
+	current   atomic.Pointer[Transport]
 
 	refusals *refusalLog // warnings about refused strangers, rate-limited
 	gate     *gater
+	nat      natState // NAT traversal (nat.go)
+	natOn    bool     // HostConfig.NAT
 
 	mu           sync.Mutex
 	closed       bool
@@ -85,7 +103,6 @@ type Host struct {
 	lobbies      map[string]*lobby    // joins in progress, by session ID
 	running      map[string][]peer.ID // members of the sessions joined, by session ID
 	runningOrder []string             // their IDs, oldest first (at most maxRunning)
-	transport    bool                 // a Transport holds the datagram socket
 }
 
 // NewHost starts a host as cfg says. It returns an error wrapping
@@ -117,17 +134,8 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if len(listen) == 0 {
 		listen = []string{DefaultListenAddr}
 	}
-	dgramAddr := cfg.DatagramAddr
-	if dgramAddr == "" {
-		ip, err := listenIP(listen[0])
-		if err != nil {
-			return nil, err
-		}
-		dgramAddr = netip.AddrPortFrom(ip, 0).String()
-	}
-	udpAddr, err := net.ResolveUDPAddr("udp", dgramAddr)
-	if err != nil {
-		return nil, fmt.Errorf("peer: datagram address %q: %w", dgramAddr, err)
+	if _, err := listenIP(listen[0]); err != nil {
+		return nil, err
 	}
 	ident, err := libp2ptls.NewIdentity(key)
 	if err != nil {
@@ -135,41 +143,51 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	}
 
 	gate := newGater(time.Now)
+	socks := &sockets{}
+	var cm *quicreuse.ConnManager
 	h, err := libp2p.New(
 		libp2p.Identity(key),
+		libp2p.QUICReuse(connManager(socks, &cm)),
 		libp2p.ConnectionGater(gate),
 		libp2p.Ping(false),
 		libp2p.NoTransports,
 		libp2p.Transport(libp2pquic.NewTransport),
 		libp2p.ListenAddrStrings(listen...),
-		libp2p.DisableRelay(),
+		relayOption(cfg.NAT),
 		libp2p.DisableMetrics(),
 		libp2p.DisableIdentifyAddressDiscovery(),
 		libp2p.UserAgent("phalanx"),
 	)
 	if err != nil {
+		if cm != nil {
+			cm.Close()
+		}
 		return nil, fmt.Errorf("peer: starting libp2p host: %w", err)
 	}
-	dgram, err := net.ListenUDP("udp", udpAddr)
-	if err != nil {
-		h.Close()
-		return nil, fmt.Errorf("peer: datagram socket: %w", err)
-	}
 	hst := &Host{
-		h:         h,
-		key:       key,
-		ident:     ident,
-		log:       log,
-		dgram:     dgram,
-		dgramAddr: dgram.LocalAddr().(*net.UDPAddr).AddrPort(),
-		lobbies:   make(map[string]*lobby),
-		running:   make(map[string][]peer.ID),
-		done:      make(chan struct{}),
-		refusals:  newRefusalLog(log, RefusalLogInterval, time.Now),
-		gate:      gate,
+		h:        h,
+		key:      key,
+		ident:    ident,
+		log:      log,
+		cm:       cm,
+		socks:    socks,
+		accepted: make(chan struct{}),
+		lobbies:  make(map[string]*lobby),
+		running:  make(map[string][]peer.ID),
+		done:     make(chan struct{}),
+		refusals: newRefusalLog(log, RefusalLogInterval, time.Now),
+		gate:     gate,
 	}
+	if err := hst.listenDatagram(); err != nil {
+		h.Close()
+		cm.Close()
+		return nil, err
+	}
+	hst.nat.public = PublicFilter(cfg.PublicCIDRs)
+	hst.natOn = cfg.NAT
 	gate.host.Store(hst)
 	h.SetStreamHandler(LobbyProtocol, hst.handleLobbyStream)
+	h.SetStreamHandler(PacketsProtocol, hst.handlePackets)
 	log.Info("peer: host started", "id", h.ID(), "addrs", h.Addrs(), "datagram", hst.dgramAddr)
 	return hst, nil
 }
@@ -212,7 +230,8 @@ func (h *Host) AddrInfo() peer.AddrInfo {
 }
 
 // DatagramAddr returns the local address of the datagram channel's UDP
-// socket, which [Join] announces to the other members.
+// socket, which [Join] announces to the other members: the socket of the
+// host's first QUIC listen address, shared with libp2p.
 func (h *Host) DatagramAddr() netip.AddrPort { return h.dgramAddr }
 
 // LibP2P returns the underlying libp2p host, for protocols of the caller's
@@ -233,9 +252,13 @@ func (h *Host) Close() error {
 	h.bg.Wait()
 	h.refusals.flush()
 	h.h.RemoveStreamHandler(LobbyProtocol)
+	h.h.RemoveStreamHandler(PacketsProtocol)
+	h.nat.close()
+	_ = h.dgramLn.Close()
+	<-h.accepted
 	err := h.h.Close()
-	if derr := h.dgram.Close(); err == nil {
-		err = derr
+	if cerr := h.cm.Close(); err == nil {
+		err = cerr
 	}
 	h.log.Info("peer: host closed", "id", h.h.ID())
 	return err
@@ -260,24 +283,23 @@ func (h *Host) background(ctx context.Context, stop func()) bool {
 	return true
 }
 
-// acquireDatagram hands the datagram socket to one Transport.
-func (h *Host) acquireDatagram() (*net.UDPConn, error) {
+// acquireDatagram hands the datagram socket to one Transport: from now
+// on the host passes t the connections it accepts for the datagram
+// channel.
+func (h *Host) acquireDatagram(t *Transport) (*socket, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, ErrHostClosed
 	}
-	if h.transport {
+	if !h.current.CompareAndSwap(nil, t) {
 		return nil, ErrTransportBusy
 	}
-	h.transport = true
 	return h.dgram, nil
 }
 
-func (h *Host) releaseDatagram() {
-	h.mu.Lock()
-	h.transport = false
-	h.mu.Unlock()
+func (h *Host) releaseDatagram(t *Transport) {
+	h.current.CompareAndSwap(t, nil)
 }
 
 // LoadOrCreateIdentity returns the libp2p private key stored at path, in

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/core/protocol"
@@ -431,7 +432,7 @@ func (l *lobby) missing(pairs map[peer.ID]*pair) string {
 func (l *lobby) probe(ctx context.Context, id peer.ID) error {
 	ctx, cancel := context.WithTimeout(ctx, LobbyWaitReport)
 	defer cancel()
-	s, err := l.h.h.NewStream(ctx, id, LobbyProtocol)
+	s, err := l.h.h.NewStream(network.WithAllowLimitedConn(ctx, "phalanx lobby"), id, LobbyProtocol)
 	if err != nil {
 		return nil
 	}

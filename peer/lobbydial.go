@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -35,7 +36,7 @@ func (l *lobby) dial(ctx context.Context, id peer.ID) dialResult {
 			case <-time.After(lobbyRetry):
 			}
 		}
-		s, err := l.h.h.NewStream(ctx, id, LobbyProtocol)
+		s, err := l.h.h.NewStream(network.WithAllowLimitedConn(ctx, "phalanx lobby"), id, LobbyProtocol)
 		if err != nil {
 			last = err
 			continue

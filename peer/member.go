@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 )
@@ -48,6 +50,11 @@ type MemberConfig struct {
 	// set they are found on the local network instead.
 	Join []AddrInfo
 	MDNS bool
+	// Meet, when set, finds the others through a relay's lobby directory
+	// instead, and connects to them directly, by hole punching or through
+	// the relay (see Meet; the Host needs HostConfig.NAT). Paths then says
+	// which.
+	Meet *MeetConfig
 	// LobbyTimeout bounds the wait for the others in the lobby (default
 	// DefaultLobbyTimeout).
 	LobbyTimeout time.Duration
@@ -112,6 +119,7 @@ type Member struct {
 	status  Status
 	events  []lockstep.Event
 	handed  []lockstep.Bucket // pull mode: buckets handed out and not yet reported
+	paths   map[peer.ID]Path  // Meet: how each other member was reached
 	lastCmd []bucket.Command
 	reports []string // desync reports written (one per desync found: at most one)
 	// drawn is the simulation NewSim built, used only on the goroutine
@@ -137,7 +145,7 @@ func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
 	switch {
 	case cfg.Host == nil:
 		return nil, fmt.Errorf("%w: no host", ErrInvalidMember)
-	case !cfg.MDNS && len(cfg.Join) != cfg.Params.Members-1:
+	case !cfg.MDNS && cfg.Meet == nil && len(cfg.Join) != cfg.Params.Members-1:
 		return nil, fmt.Errorf("%w: %d members need %d addresses to join (or MDNS), got %d", ErrInvalidMember, cfg.Params.Members, cfg.Params.Members-1, len(cfg.Join))
 	}
 	if err := cfg.Params.withDefaults().validate(); err != nil {
@@ -290,7 +298,14 @@ func (m *Member) lobby(ctx context.Context) (*Agreement, error) {
 	defer cancel()
 	others := m.cfg.Join
 	var err error
-	if m.cfg.MDNS {
+	switch {
+	case m.cfg.Meet != nil:
+		var paths map[peer.ID]Path
+		others, paths, err = Meet(ctx, m.cfg.Host, *m.cfg.Meet, m.cfg.Params.Members)
+		m.mu.Lock()
+		m.paths = paths
+		m.mu.Unlock()
+	case m.cfg.MDNS:
 		others, err = DiscoverMDNS(ctx, m.cfg.Host, "phalanx-"+m.cfg.Params.SessionID, m.cfg.Params.Members-1)
 	}
 	var sess *Agreement

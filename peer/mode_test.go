@@ -9,7 +9,6 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
-	"github.com/quic-go/quic-go"
 )
 
 // TestTransportModeNotFromUnauthenticatedHello: a ClientHello that offers
@@ -47,19 +46,19 @@ func TestTransportModeNotFromUnauthenticatedHello(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forger := &quic.Transport{Conn: hostSocket{hosts[lower].dgram}}
 	for range 3 {
 		conf := clientTLS(ident, hosts[higher].ID())
 		conf.NextProtos = []string{ALPNStream}
 		dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
-		conn, err := forger.Dial(dctx, net.UDPAddrFromAddrPort(hosts[higher].DatagramAddr()), conf, ModeStream.quicConfig())
+		conn, release, err := hosts[lower].dialDatagram(dctx, net.UDPAddrFromAddrPort(hosts[higher].DatagramAddr()), conf, ModeStream.quicConfig())
 		dcancel()
 		if err == nil {
+			if conn.LocalAddr().String() != hosts[lower].DatagramAddr().String() {
+				t.Errorf("forged from %v, not the member's socket %v", conn.LocalAddr(), hosts[lower].DatagramAddr())
+			}
 			<-conn.Context().Done() // the listener ends it
+			release()
 		}
-	}
-	if err := forger.Close(); err != nil {
-		t.Fatal(err)
 	}
 
 	select {

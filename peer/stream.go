@@ -139,6 +139,7 @@ type streamSender struct {
 	limit int // bound of queued
 	log   *slog.Logger
 	wake  chan struct{} // cap 1: pending is not empty
+	done  chan struct{} // closed by the first fail
 
 	mu      sync.Mutex
 	pending []byte // frames run has not taken yet
@@ -148,7 +149,7 @@ type streamSender struct {
 }
 
 func newStreamSender(slot bucket.Slot, limit int, log *slog.Logger) *streamSender {
-	return &streamSender{slot: slot, limit: limit, log: log, wake: make(chan struct{}, 1)}
+	return &streamSender{slot: slot, limit: limit, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // enqueue queues packet as one frame. It returns false if the queue has no
@@ -186,8 +187,16 @@ func (s *streamSender) fail(err error) {
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = err
+		close(s.done)
 	}
 	s.mu.Unlock()
+}
+
+// failed returns why the stream failed, or nil.
+func (s *streamSender) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 // run opens the stream on conn and writes what is queued, in order, until
@@ -200,6 +209,12 @@ func (s *streamSender) run(conn *quic.Conn) {
 		s.fail(fmt.Errorf("opening the stream: %w", err))
 		return
 	}
+	s.write(ctx, str)
+}
+
+// write writes what is queued to w, in order, until ctx ends or a write
+// fails.
+func (s *streamSender) write(ctx context.Context, str io.Writer) {
 	var batch []byte
 	for {
 		select {
@@ -250,7 +265,7 @@ func (t *Transport) streamReadLoop(slot bucket.Slot, conn *quic.Conn) {
 				}
 				break
 			}
-			if !t.deliver(slot, packet) {
+			if !t.deliver(slot, packet, false) {
 				return
 			}
 		}

@@ -3,6 +3,7 @@ package peer
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/quic-go/quic-go"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -105,10 +107,11 @@ type Transport struct {
 	self     bucket.Slot
 	log      *slog.Logger
 	impaired *netsim.Conn // nil without a profile
-	qt       *quic.Transport
-	ln       *quic.Listener
+	sock     *socket      // the host's datagram socket
 	mode     Mode
-	queue    int // ModeStream: bound of each member's send queue, bytes
+
+	serverConf *tls.Config // the listener's side of the handshake (serverTLS)
+	queue      int         // ModeStream: bound of each member's send queue, bytes
 
 	links []atomic.Pointer[link] // by slot
 	in    chan lockstep.Inbound
@@ -129,6 +132,7 @@ type Transport struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	releases  []func() // guarded by mu: the dial sockets' references, given back by Close
 
 	epoch    time.Time    // when the transport started
 	lastRecv atomic.Int64 // time of the last datagram from anyone, in ns since epoch; 0 none
@@ -141,11 +145,29 @@ type Transport struct {
 	silent   atomic.Bool // the silence warning is out; the next datagram clears it
 }
 
-// link is the connection to one member and, in ModeStream, the send queue
-// of its stream.
+// link is the connection to one member and, in ModeStream or over a
+// relay, the send queue of its stream.
 type link struct {
-	conn *quic.Conn
-	out  *streamSender // nil in ModeDatagram
+	conn    *quic.Conn     // nil for a relayed link
+	relayed network.Stream // the stream over a relayed libp2p connection (relaylink.go); nil otherwise
+	out     *streamSender  // nil in ModeDatagram on a direct link
+}
+
+// close ends the link, telling the member why.
+func (l *link) close(code quic.ApplicationErrorCode, why string) {
+	if l.relayed != nil {
+		_ = l.relayed.Reset()
+		return
+	}
+	_ = l.conn.CloseWithError(code, why)
+}
+
+// alive reports whether the link's connection is still open.
+func (l *link) alive() bool {
+	if l.relayed != nil {
+		return l.out.failed() == nil
+	}
+	return l.conn.Context().Err() == nil
 }
 
 // NewTransport opens the datagram channel of sess on h's datagram socket
@@ -180,10 +202,6 @@ func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 			return nil, err
 		}
 	}
-	sock, err := h.acquireDatagram()
-	if err != nil {
-		return nil, err
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -208,32 +226,26 @@ func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		members:  make([]memberCounters, n),
 		dialErr:  make([]error, n),
 	}
+	t.serverConf = serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	sock, err := h.acquireDatagram(t)
+	if err != nil {
+		t.cancel()
+		return nil, err
+	}
+	t.sock = sock
 	if cfg.PacketLog != nil {
 		t.plog = newPacketLog(cfg.PacketLog, sess, n, cfg.Mode)
 	}
-
-	var pc net.PacketConn = sock
 	if cfg.Profile != nil {
 		r := sess.Seed.PCG().Derive(fmt.Sprintf("peer/netsim/%d", sess.Self))
-		t.impaired = netsim.WrapPacketConn(hostSocket{sock}, *cfg.Profile, r)
-		pc = t.impaired
-	}
-	t.qt = &quic.Transport{Conn: pc}
-	t.ln, err = t.qt.Listen(serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode), cfg.Mode.quicConfig())
-	if err != nil {
-		t.qt.Close()
-		if t.impaired != nil {
-			t.impaired.Close()
-		}
-		t.cancel()
-		h.releaseDatagram()
-		return nil, fmt.Errorf("peer: datagram listener: %w", err)
+		t.impaired = netsim.WrapPacketConn(rawSocket{sock.conn}, *cfg.Profile, r)
+		var pc net.PacketConn = t.impaired
+		sock.impair.Store(&pc)
 	}
 	if n == 1 {
 		close(t.ready)
 	}
-	t.wg.Go(t.acceptLoop)
 	for slot, id := range sess.Members {
 		if id > h.ID() {
 			t.wg.Go(func() { t.dialLoop(bucket.Slot(slot), id) })
@@ -280,21 +292,16 @@ func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		}
 	}
 	t.wg.Go(t.monitor(cfg.SilenceWarning))
-	t.log.Info("peer: datagram channel up", "members", n, "addr", pc.LocalAddr(), "mode", cfg.Mode, "impaired", cfg.Profile != nil)
+	t.log.Info("peer: datagram channel up", "members", n, "addr", sock.LocalAddr(), "mode", cfg.Mode, "impaired", cfg.Profile != nil)
 	return t, nil
 }
-
-// hostSocket is the host's socket as the impairment wrapper sees it:
-// closing the wrapper must leave the socket to the host.
-type hostSocket struct{ *net.UDPConn }
-
-func (hostSocket) Close() error { return nil }
 
 // deliver counts and logs one packet from slot and puts it on Incoming.
 // In ModeDatagram a full Incoming drops it; in ModeStream, where nothing
 // may be lost, it waits (and QUIC's flow control in time holds the member
 // back). It returns false if the transport closed meanwhile.
-func (t *Transport) deliver(slot bucket.Slot, data []byte) bool {
+// A relayed link's packets (reliable) wait as in ModeStream.
+func (t *Transport) deliver(slot bucket.Slot, data []byte, reliable bool) bool {
 	m := &t.members[slot]
 	now := time.Now()
 	t.lastRecv.Store(max(int64(now.Sub(t.epoch)), 1))
@@ -307,7 +314,7 @@ func (t *Transport) deliver(slot bucket.Slot, data []byte) bool {
 		t.plog.record(now, dirIn, slot, data)
 	}
 	in := lockstep.Inbound{From: slot, Data: data}
-	if t.mode == ModeStream {
+	if t.mode == ModeStream || reliable {
 		select {
 		case t.in <- in:
 			return true
@@ -405,7 +412,7 @@ func (t *Transport) Incoming() <-chan lockstep.Inbound { return t.in }
 func (t *Transport) Agreement() *Agreement { return t.sess }
 
 // LocalAddr returns the address of the datagram socket.
-func (t *Transport) LocalAddr() net.Addr { return t.qt.Conn.LocalAddr() }
+func (t *Transport) LocalAddr() net.Addr { return t.sock.LocalAddr() }
 
 // Close closes every connection (telling the members with [CodeClosed]),
 // stops every goroutine the transport started, flushes the packet log,
@@ -420,14 +427,21 @@ func (t *Transport) Close() error {
 		var wg sync.WaitGroup
 		for i := range t.links {
 			if l := t.links[i].Load(); l != nil {
-				wg.Go(func() { _ = l.conn.CloseWithError(CodeClosed, "transport closed") })
+				wg.Go(func() { l.close(CodeClosed, "transport closed") })
 			}
 		}
 		wg.Wait()
-		_ = t.ln.Close()
-		t.closeErr = t.qt.Close()
+		t.host.releaseDatagram(t)
 		t.wg.Wait()
+		t.mu.Lock()
+		releases := t.releases
+		t.releases = nil
+		t.mu.Unlock()
+		for _, release := range releases {
+			release()
+		}
 		if t.impaired != nil {
+			t.sock.impair.Store(nil)
 			_ = t.impaired.Close()
 		}
 		if t.plog != nil {
@@ -436,7 +450,6 @@ func (t *Transport) Close() error {
 			}
 		}
 		close(t.in)
-		t.host.releaseDatagram()
 		t.log.Info("peer: datagram channel closed")
 	})
 	return t.closeErr

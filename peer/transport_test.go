@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+	ma "github.com/multiformats/go-multiaddr"
 	"github.com/quic-go/quic-go"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -183,11 +185,13 @@ func TestTransportRefusesStranger(t *testing.T) {
 	}
 }
 
-// A client that does not offer the phalanx ALPN fails the handshake.
+// A client that does not offer a phalanx ALPN never reaches the datagram
+// channel: on the socket it shares with libp2p, an unknown ALPN fails the
+// handshake and libp2p's own ALPN reaches libp2p.
 func TestTransportRequiresALPN(t *testing.T) {
 	hosts := newHosts(t, 2)
 	sessions := mustJoin(t, hosts)
-	openTransports(t, hosts, sessions, nil)
+	trs := openTransports(t, hosts, sessions, nil)
 
 	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 	ident, _ := libp2ptls.NewIdentity(key)
@@ -198,13 +202,61 @@ func TestTransportRequiresALPN(t *testing.T) {
 	qt := &quic.Transport{Conn: udp}
 	defer udp.Close()
 	defer qt.Close()
-	conf := clientTLS(ident, hosts[0].ID())
-	conf.NextProtos = []string{"libp2p"}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	conf := clientTLS(ident, hosts[0].ID())
+	conf.NextProtos = []string{"not-phalanx"}
 	if conn, err := qt.Dial(ctx, net.UDPAddrFromAddrPort(hosts[0].DatagramAddr()), conf, quicConfig()); err == nil {
 		conn.CloseWithError(0, "")
-		t.Fatal("dial under the libp2p ALPN succeeded")
+		t.Fatal("dial under an unknown ALPN succeeded")
+	}
+	conf = clientTLS(ident, hosts[0].ID())
+	conf.NextProtos = []string{"libp2p"}
+	if conn, err := qt.Dial(ctx, net.UDPAddrFromAddrPort(hosts[0].DatagramAddr()), conf, quicConfig()); err == nil {
+		if p := conn.ConnectionState().TLS.NegotiatedProtocol; p != "libp2p" {
+			t.Errorf("dial under the libp2p ALPN negotiated %q", p)
+		}
+		conn.CloseWithError(0, "")
+	}
+	if st := trs[0].Stats(); st.Refused != 0 {
+		t.Errorf("the datagram channel saw the connections: %+v", st)
+	}
+	if got := collect(trs[0].Incoming(), 1, 200*time.Millisecond); len(got) != 0 {
+		t.Fatalf("received %v", got)
+	}
+}
+
+// One socket: the datagram channel listens on the host's libp2p QUIC
+// port, and dials from it.
+func TestTransportSharesLibp2pSocket(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	trs := openTransports(t, hosts, sessions, nil)
+	for i, h := range hosts {
+		var ports []string
+		for _, a := range h.LibP2P().Network().ListenAddresses() {
+			p, _ := a.ValueForProtocol(ma.P_UDP)
+			ports = append(ports, p)
+		}
+		want := strconv.Itoa(int(h.DatagramAddr().Port()))
+		if len(ports) != 1 || ports[0] != want {
+			t.Errorf("host %d: libp2p listens on UDP ports %v, the datagram channel on %s", i, ports, want)
+		}
+		if got := trs[i].LocalAddr().String(); got != h.DatagramAddr().String() {
+			t.Errorf("host %d: transport on %s, want %s", i, got, h.DatagramAddr())
+		}
+	}
+	// The dialler's connection leaves from its datagram address.
+	lower := 0
+	if sessions[0].Self == 1 {
+		lower = 1
+	}
+	l := trs[lower].links[1-sessions[lower].Self].Load()
+	if l == nil {
+		t.Fatal("not connected")
+	}
+	if got := l.conn.LocalAddr().String(); got != hosts[lower].DatagramAddr().String() {
+		t.Errorf("the dialler's connection leaves from %s, want %s", got, hosts[lower].DatagramAddr())
 	}
 }
 

@@ -15,6 +15,7 @@ type memberCounters struct {
 // counts leave out the frames' length prefixes.
 type MemberStats struct {
 	Connected         bool   // a connection to the member is open
+	Relayed           bool   // the packets travel on a stream through a relay (no direct path)
 	DatagramsSent     uint64 // datagrams handed to QUIC for it (ModeStream: queued for its stream)
 	BytesSent         uint64
 	DatagramsReceived uint64 // datagrams that arrived from it
@@ -47,7 +48,8 @@ func (t *Transport) Stats() TransportStats {
 		m := &t.members[i]
 		l := t.links[i].Load()
 		s.Members[i] = MemberStats{
-			Connected:         l != nil && l.conn.Context().Err() == nil,
+			Connected:         l != nil && l.alive(),
+			Relayed:           l != nil && l.relayed != nil,
 			DatagramsSent:     m.sent.Load(),
 			BytesSent:         m.sentBytes.Load(),
 			DatagramsReceived: m.recv.Load(),

@@ -9,6 +9,7 @@
 //	bench    compare scheduling policies and transports on every network profile
 //	mesh     run members as separate processes over real QUIC on loopback
 //	peer     run one member over real QUIC, joining the others by multiaddr
+//	relay    run a meeting point for members behind NATs: a circuit relay and a lobby directory
 //	replay   verify and inspect replay files
 //	sim      run members over the virtual network (virtual time, seeded, no sockets)
 //	vet      report non-deterministic code in packages marked //phalanx:deterministic
@@ -39,6 +40,7 @@ var commands = map[string]command{
 	"mesh":   {"run members as separate processes over real QUIC on loopback", runMesh},
 	"member": {"(internal) one member process of phalanx mesh", runMemberChild},
 	"peer":   {"run one member over real QUIC, joining the others by multiaddr", runPeer},
+	"relay":  {"run a meeting point for members behind NATs: a circuit relay and a lobby directory", runRelay},
 	"replay": {"verify and inspect replay files", runReplay},
 	"sim":    {"run members over the virtual network (virtual time, seeded, no sockets)", runSim},
 	"vet":    {"report non-deterministic code in packages marked //phalanx:deterministic", runVet},

@@ -47,6 +47,7 @@ type memberFlags struct {
 	// desyncReports is where it writes a desync report.
 	perturb       int64
 	desyncReports string
+	relayFlags
 }
 
 func (mf *memberFlags) register(fs *flag.FlagSet) {
@@ -69,6 +70,7 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&mf.uiScene, "ui-scene", false, "(phalanx mesh --ui) describe the world in the view lines")
 	fs.Int64Var(&mf.perturb, "perturb", -1, "after `FRAME` alter this member's simulation state, so that the others find a desync")
 	fs.StringVar(&mf.desyncReports, "desync-reports", "", "write a report into `DIR` when this member finds a desync (default: beside its --record replay)")
+	mf.registerRelay(fs)
 }
 
 // errShowAddr ends a member that was only asked for its address.
@@ -106,7 +108,10 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if err := mf.check(); err != nil {
 			return err
 		}
-		if !mesh && !mf.mdns && !mf.showAddr && len(mf.join) != mf.peers-1 {
+		if err := mf.checkRelay(); err != nil {
+			return err
+		}
+		if !mesh && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
 		if _, err := peer.ParseAddrs(mf.join...); err != nil { // before the host starts
@@ -145,6 +150,8 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 	if mesh {
 		b, _ := json.Marshal(memberMsg{Type: "result", Slot: res.Slot, Result: res})
 		fmt.Fprintln(stdout, string(b))
+	} else if mf.json && !mf.showAddr {
+		printResultJSON(stdout, res)
 	} else if res.Slot >= 0 { // it took part in a session
 		fmt.Fprintf(stdout, "member %d: stepped to frame %d, final hash %s, %d stalls\n", res.Slot, res.Stepped, res.FinalHash, res.Stalls)
 		for _, e := range res.Events {
@@ -174,7 +181,8 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	if err != nil {
 		return res, err
 	}
-	host, err := peer.NewHost(ctx, peer.HostConfig{ListenAddrs: []string{mf.listen}, IdentityFile: mf.key, Logger: logger})
+	host, err := peer.NewHost(ctx, peer.HostConfig{ListenAddrs: []string{mf.listen}, IdentityFile: mf.key, Logger: logger,
+		NAT: mf.relay != "", PublicCIDRs: mf.publicCIDRs})
 	if err != nil {
 		return res, err
 	}
@@ -255,6 +263,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		},
 		Join:         others,
 		MDNS:         mf.mdns,
+		Meet:         mf.meet(),
 		LobbyTimeout: mf.lobbyTimeout,
 		NewSim: func(s *peer.Agreement) lockstep.Simulation {
 			run.started(s, game(s))

@@ -201,6 +201,7 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 		res.Events = append(res.Events, ev)
 	}
 	ts := r.m.TransportStats()
+	res.Paths = newPathsReport(r.m.Paths())
 	res.BytesUp, res.BytesDown, res.Packets = wireBytes(ts)
 	res.OneWay = oneWaySample(ts)
 	return res

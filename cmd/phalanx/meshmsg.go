@@ -65,4 +65,6 @@ type memberResult struct {
 	// EndHeapKB is its live heap after a garbage collection at the same
 	// moment, the session still open.
 	EndHeapKB float64 `json:"end_heap_kb,omitempty"`
+	// Paths says how the member reached the others (phalanx peer --json).
+	Paths *pathsReport `json:"paths,omitempty"`
 }

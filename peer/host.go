@@ -117,12 +117,9 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	key := cfg.Identity
-	if key == nil && cfg.IdentityFile != "" {
-		var err error
-		if key, err = LoadOrCreateIdentity(cfg.IdentityFile); err != nil {
-			return nil, err
-		}
+	key, err := identity(cfg.Identity, cfg.IdentityFile)
+	if err != nil {
+		return nil, err
 	}
 	if key == nil {
 		var err error
@@ -300,6 +297,15 @@ func (h *Host) acquireDatagram(t *Transport) (*socket, error) {
 
 func (h *Host) releaseDatagram(t *Transport) {
 	h.current.CompareAndSwap(t, nil)
+}
+
+// identity is key, or else the key stored at file (LoadOrCreateIdentity),
+// or else nil: libp2p then makes a new one.
+func identity(key crypto.PrivKey, file string) (crypto.PrivKey, error) {
+	if key != nil || file == "" {
+		return key, nil
+	}
+	return LoadOrCreateIdentity(file)
 }
 
 // LoadOrCreateIdentity returns the libp2p private key stored at path, in

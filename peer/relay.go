@@ -110,12 +110,9 @@ func NewRelay(ctx context.Context, cfg RelayConfig) (*Relay, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	key := cfg.Identity
-	if key == nil && cfg.IdentityFile != "" {
-		var err error
-		if key, err = LoadOrCreateIdentity(cfg.IdentityFile); err != nil {
-			return nil, err
-		}
+	key, err := identity(cfg.Identity, cfg.IdentityFile)
+	if err != nil {
+		return nil, err
 	}
 	opts := []libp2p.Option{
 		libp2p.NoTransports,

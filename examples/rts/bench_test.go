@@ -23,19 +23,7 @@ func midGame(b *testing.B) (*World, [][]Input) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gens := make([]*Generator, cfg.Players)
-	for p := range gens {
-		gens[p] = NewGenerator(cfg, p, cfg.Seed)
-	}
-	inputsAt := func(f int64) []Input {
-		var in []Input
-		for p, g := range gens {
-			for _, d := range g.Next(f) {
-				in = append(in, Input{Player: p, Data: d})
-			}
-		}
-		return in
-	}
+	inputsAt := generated(cfg)
 	for f := range int64(benchStart) {
 		w.Step(inputsAt(f))
 	}

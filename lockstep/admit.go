@@ -388,8 +388,12 @@ func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool 
 		r.echo(now, p.Echo)
 	}
 	clock := ticksDuration(p.Clock)
-	r.clockOff[r.clockN%clockSamples] = clock - now
-	r.clockN++
+	r.addClock(clock - now)
+	if !c.adm.joining {
+		// The echo and the clock sample may have moved r's place among
+		// the slowest clocks (an admitting member's view of the joiner).
+		c.clockMoved(r)
+	}
 	for _, a := range p.Admissions {
 		if a.Slot != c.self || a.Flags&wire.AdmitFinal == 0 {
 			continue

@@ -20,8 +20,9 @@ import (
 const DirectoryProtocol = "/phalanx/directory/1.0.0"
 
 // maxDirectoryMessage bounds a directory message: an answer naming
-// MaxLobbySize members with MaxEntryAddrs addresses each.
-const maxDirectoryMessage = 64 << 10
+// MaxLobbySize members with MaxEntryAddrs addresses of up to 256 bytes
+// each (JSON quoting and the peer ID and fields around them included).
+const maxDirectoryMessage = MaxLobbySize * (MaxEntryAddrs*(256+8) + 256)
 
 // directoryTimeout bounds one request's exchange on the relay's side.
 const directoryTimeout = 5 * time.Second
@@ -100,8 +101,13 @@ func (r *Relay) handleDirectory(s network.Stream) {
 	// sees it first (its NAT's mapping, when it is behind one), then the
 	// listen addresses it named that are public (or in a range configured
 	// as public), then its circuit address through this relay.
+	// Room is kept for the circuit address, so that a member naming many
+	// addresses can still be reached through the relay.
 	addrs := []ma.Multiaddr{observed}
 	for _, a := range req.Addrs {
+		if len(addrs) == MaxEntryAddrs-1 {
+			break
+		}
 		m, err := ma.NewMultiaddr(a)
 		if err != nil || len(a) > 256 || !r.public(m) || m.Equal(observed) {
 			continue

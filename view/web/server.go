@@ -67,7 +67,9 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /api/mode", s.serveMode)
 	s.mux.HandleFunc("GET /api/state", s.serveState)
 	s.mux.HandleFunc("GET /events", s.serveEvents)
-	s.mux.HandleFunc("POST /api/command", s.serveCommand)
+	// Commands come from this page only: a cross-site post from another
+	// page the browser has open is refused (Sec-Fetch-Site, Origin).
+	s.mux.Handle("POST /api/command", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.serveCommand)))
 	s.mux.HandleFunc("GET /api/replay", s.serveReplayInfo)
 	s.mux.HandleFunc("GET /api/replay/frame", s.serveReplayFrame)
 	return s

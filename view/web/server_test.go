@@ -202,3 +202,27 @@ func TestPageSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommandRefusesCrossSite: a post from another site's page is refused
+// before it reaches the member; the page's own post goes through.
+func TestCommandRefusesCrossSite(t *testing.T) {
+	var got int
+	s := NewServer(Config{Command: func(x, y int) (string, error) { got++; return "ok", nil }})
+	post := func(site string) int {
+		req := httptest.NewRequest("POST", "/api/command", strings.NewReader("x=1&y=2"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", site)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if code := post("cross-site"); code != http.StatusForbidden {
+		t.Errorf("cross-site post: status %d, want %d", code, http.StatusForbidden)
+	}
+	if got != 0 {
+		t.Fatalf("a cross-site post issued %d commands", got)
+	}
+	if code := post("same-origin"); code != http.StatusOK || got != 1 {
+		t.Errorf("same-origin post: status %d, %d commands; want 200 and 1", code, got)
+	}
+}

@@ -277,7 +277,7 @@ async function startReplay() {
     ${r.ours.map((s, j) => {
       const t = r.theirs[j] || { hash: "–" };
       const differs = t.hash !== s.hash;
-      return `<tr class="${differs ? "differs" : ""}"><td>${esc(s.name)}</td><td><code>${s.hash}</code></td><td><code>${t.hash}</code></td><td>${differs ? "differs" : ""}</td></tr>`;
+      return `<tr class="${differs ? "differs" : ""}"><td>${esc(s.name)}</td><td><code>${esc(s.hash)}</code></td><td><code>${esc(t.hash)}</code></td><td>${differs ? "differs" : ""}</td></tr>`;
     }).join("")}</table></div>`).join("");
   const d = info.divergence;
   const dv = $("#divergence");

@@ -193,7 +193,9 @@ func TestBrowserLiveMesh(t *testing.T) {
 	}
 	const command = `(() => { const li = document.querySelector('#commands li[data-id="1"]'); return li ? li.dataset.executed + " " + li.textContent : ""; })()`
 	got := poll(t, ctx, "the click's command executed on every member", command, 30*time.Second,
-		func(s string) bool { return strings.HasPrefix(s, "4 ") })
+		// The executions and the frame it ran at reach the page in
+		// different members' lines: wait for both.
+		func(s string) bool { return strings.HasPrefix(s, "4 ") && strings.Contains(s, " at frame ") })
 	if !strings.Contains(got, "units to (40, 70)") || !strings.Contains(got, "executed on 4 of 4 members at frame") {
 		t.Errorf("command %q: want the member's units sent to tile (40, 70), executed on 4 of 4", got)
 	}

@@ -52,15 +52,9 @@ dial:
 				err = l.out.failed()
 			}
 			t.log.Debug("peer: opening the relayed packet stream failed; retrying", "member", slot, "id", id, "err", err)
-			t.mu.Lock()
-			t.dialErr[slot] = err
-			t.mu.Unlock()
-			select {
-			case <-t.ctx.Done():
+			if !t.retryAfter(slot, err, &backoff) {
 				return
-			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, time.Second)
 			continue
 		}
 		// A configuration per try: libp2p's check of the server's
@@ -103,16 +97,26 @@ dial:
 			return
 		}
 		t.log.Debug("peer: dialling member failed; retrying", "member", slot, "id", id, "err", err)
-		t.mu.Lock()
-		t.dialErr[slot] = err
-		t.mu.Unlock()
-		select {
-		case <-t.ctx.Done():
+		if !t.retryAfter(slot, err, &backoff) {
 			return
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// retryAfter notes err as the last failure towards slot and waits the
+// backoff, which it then doubles up to a second. It reports false when the
+// transport is closing instead.
+func (t *Transport) retryAfter(slot bucket.Slot, err error, backoff *time.Duration) bool {
+	t.mu.Lock()
+	t.dialErr[slot] = err
+	t.mu.Unlock()
+	select {
+	case <-t.ctx.Done():
+		return false
+	case <-time.After(*backoff):
+	}
+	*backoff = min(2**backoff, time.Second)
+	return true
 }
 
 // accepted takes a connection the host accepted for the datagram channel:

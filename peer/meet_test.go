@@ -85,16 +85,7 @@ func meetAndPlay(t *testing.T, n int, meet MeetConfig, frames int, noDirect bool
 // Members on one network meet at the relay and connect directly.
 func TestMeetDirect(t *testing.T) {
 	_, paths := meetAndPlay(t, 3, MeetConfig{Lobby: "direct"}, 40, false)
-	for i, ps := range paths {
-		if len(ps) != 2 {
-			t.Fatalf("member %d: paths %v", i, ps)
-		}
-		for _, p := range ps {
-			if p.Path != PathDirect || p.RTT <= 0 {
-				t.Errorf("member %d: %+v, want direct with an RTT", i, p)
-			}
-		}
-	}
+	wantPaths(t, paths, PathDirect)
 }
 
 // Members that cannot reach each other directly (and cannot punch: on
@@ -102,13 +93,20 @@ func TestMeetDirect(t *testing.T) {
 // streams over the relayed connections.
 func TestMeetRelayed(t *testing.T) {
 	_, paths := meetAndPlay(t, 3, MeetConfig{Lobby: "relayed", DirectTimeout: 500 * time.Millisecond, PunchWait: 500 * time.Millisecond}, 40, true)
+	wantPaths(t, paths, PathRelayed)
+}
+
+// wantPaths checks that each of three members has a path of kind want,
+// with a round trip, to each of the other two.
+func wantPaths(t *testing.T, paths [][]PairPath, want Path) {
+	t.Helper()
 	for i, ps := range paths {
 		if len(ps) != 2 {
 			t.Fatalf("member %d: paths %v", i, ps)
 		}
 		for _, p := range ps {
-			if p.Path != PathRelayed || p.RTT <= 0 {
-				t.Errorf("member %d: %+v, want relayed with an RTT", i, p)
+			if p.Path != want || p.RTT <= 0 {
+				t.Errorf("member %d: %+v, want %s with an RTT", i, p, want)
 			}
 		}
 	}

@@ -176,13 +176,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 		printFrontiers(stdout, res.Frontier)
 		fmt.Fprintf(stdout, "%d runs in %.1f s of wall time on %d CPUs\n", len(jobs), time.Since(start).Seconds(), runtime.NumCPU())
-		if f.json {
-			b, err := json.Marshal(res)
-			if err != nil {
-				fmt.Fprintln(stderr, "phalanx bench:", err)
-				return 1
-			}
-			fmt.Fprintln(stdout, string(b))
+		if f.json && !printBenchJSON(stdout, stderr, res) {
+			return 1
 		}
 		for _, fr := range res.Frontier {
 			if len(fr.Errors) > 0 {
@@ -202,13 +197,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		res.Plots = plots
 	}
 	f.printMarkdown(stdout, res, time.Since(start))
-	if f.json {
-		b, err := json.Marshal(res)
-		if err != nil {
-			fmt.Fprintln(stderr, "phalanx bench:", err)
-			return 1
-		}
-		fmt.Fprintln(stdout, string(b))
+	if f.json && !printBenchJSON(stdout, stderr, res) {
+		return 1
 	}
 	// The stream is the baseline: its failures are findings. Phalanx's own
 	// transport must never fail.
@@ -405,4 +395,16 @@ func (p *progress) end() {
 		fmt.Fprintln(p.w)
 	}
 	fmt.Fprintf(p.w, "%d runs in %.1f s on %d workers\n", p.total, time.Since(p.start).Seconds(), runtime.NumCPU())
+}
+
+// printBenchJSON prints res as one JSON line; it reports false, saying why
+// on stderr, when res cannot be encoded.
+func printBenchJSON(stdout, stderr io.Writer, res *benchResult) bool {
+	b, err := json.Marshal(res)
+	if err != nil {
+		fmt.Fprintln(stderr, "phalanx bench:", err)
+		return false
+	}
+	fmt.Fprintln(stdout, string(b))
+	return true
 }

@@ -414,15 +414,7 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 	if h.cfg.OnStep != nil {
 		h.cfg.OnStep(m.slot, b, m.sim)
 	}
-	for _, c := range b.Commands {
-		k := commandKey{c.Slot, c.Seq}
-		if p := h.cmds[k]; p != nil {
-			p.executed[m.slot] = h.now
-			if h.completed(p) {
-				delete(h.cmds, k)
-			}
-		}
-	}
+	h.executedBy(m, b)
 }
 
 // waited records how long m went without stepping a frame, counting from

@@ -170,6 +170,13 @@ func TestFaultSchedules(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	reportFailures(t, failures, n)
+}
+
+// reportFailures fails t with the first ten of the failures of n random
+// schedules, and how many there were.
+func reportFailures(t *testing.T, failures []string, n int) {
+	t.Helper()
 	for i, f := range failures {
 		if i == 10 {
 			t.Errorf("... and %d more", len(failures)-10)

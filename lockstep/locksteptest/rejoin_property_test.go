@@ -128,14 +128,5 @@ func TestRejoinSchedules(t *testing.T) {
 			failures = append(failures, fmt.Sprintf("seed %d: %s", seed, msg))
 		}
 	}
-	for i, f := range failures {
-		if i == 10 {
-			t.Errorf("... and %d more", len(failures)-10)
-			break
-		}
-		t.Error(f)
-	}
-	if len(failures) > 0 {
-		t.Fatalf("%d of %d schedules broke the properties", len(failures), n)
-	}
+	reportFailures(t, failures, n)
 }

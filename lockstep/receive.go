@@ -78,6 +78,11 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	if newer {
 		if !first {
 			skipped = int(p.Number-r.newest) - 1
+			if skipped > 0 {
+				// A datagram lost on its path to us: the path is
+				// lossy, for our copies too (send.go, lossy).
+				r.lossSeen, r.lossAt = true, now
+			}
 		}
 		r.newest, r.newestAt = p.Number, now
 	}

@@ -36,6 +36,9 @@ type remote struct {
 	stmtAt    time.Duration // when it last went out to it
 	pending   bool          // news (a command, a seal change, a leave) waits to go out (Core.markUrgent)
 	pendingAt time.Duration
+	lossSeen  bool // a datagram on the path between us was lost, lossAt when we saw it (send.go, lossy)
+	lossAt    time.Duration
+	firstSend time.Duration // when we first sent it a datagram
 
 	// Receiving from it.
 	heard       bool
@@ -157,6 +160,9 @@ func (r *remote) recordSend(now time.Duration) uint16 {
 	r.sentAt[n%sentRing] = now
 	r.sentNum[n%sentRing] = n
 	r.lastSend = now
+	if !r.sent {
+		r.firstSend = now
+	}
 	r.sent = true
 	return n
 }

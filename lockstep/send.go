@@ -32,6 +32,23 @@ func (c *Core) needsRepeat(r *remote) bool {
 	return r.acked < own.Next() || r.ackedSeal < own.Seal()
 }
 
+// lossMemory is how long a path that lost a datagram gets the second copy
+// of each datagram with news (Config.SealRepeat); a path that lost nothing
+// for this long, since we first sent on it, is sent each datagram once. It
+// is long: under the adaptive lead a lost seal without its copy stalls the
+// receiver, and at a loss rate of one in a thousand (broadband) a path is
+// often clean for a minute, then loses one (docs/benchmarks.md).
+const lossMemory = 2 * time.Minute
+
+// lossy reports whether the path to r lost a datagram within lossMemory, or
+// has not been watched that long yet.
+func (r *remote) lossy(now time.Duration) bool {
+	if r.lossSeen {
+		return now-r.lossAt < lossMemory
+	}
+	return now-r.firstSend < lossMemory
+}
+
 // due reports whether a datagram should go to r now, and if not, when.
 func (c *Core) due(now time.Duration, r *remote) (bool, time.Duration) {
 	if r.pending || !r.sent {
@@ -281,10 +298,11 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		cmds = rest
 	}
 	r.pending = false
-	// A new seal or new commands go out again soon, unless acknowledged
-	// first (due checks); any later datagram is that second copy.
+	// On a path that lost datagrams lately, a new seal or new commands go
+	// out again soon, unless acknowledged first (due checks); any later
+	// datagram is that second copy.
 	r.copyAt = 0
-	if (seal > r.sealSent || own.Next() > r.nextSent) && c.cfg.SealRepeat > 0 {
+	if (seal > r.sealSent || own.Next() > r.nextSent) && c.cfg.SealRepeat > 0 && r.lossy(now) {
 		r.copyAt = now + c.cfg.SealRepeat
 	}
 	r.sealSent, r.nextSent = seal, own.Next()

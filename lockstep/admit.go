@@ -263,6 +263,7 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	c.gone &^= bit
 	c.held[m], c.reasons[m], c.details[m] = -1, "", ""
 	c.leaveAt[m], c.overfull[m] = bucket.NoFrame, bucket.NoFrame
+	c.leavers &^= bit
 	c.table.Stream(m).Reset(0, at-1)
 	c.table.Reopen(m)
 	c.chains[m] = chainState{}

@@ -118,6 +118,7 @@ type Core struct {
 	ownCount    int          // commands and payload bytes we stamped on it
 	ownBytes    int
 	leaveAt     []bucket.Frame // per member: its announced last frame, or NoFrame
+	leavers     uint64         // members whose leaveAt is set
 	overfull    []bucket.Frame // per member: the first frame its commands overfilled (countFrames), or NoFrame
 	leaving     bool
 	leaveFrame  bucket.Frame
@@ -136,6 +137,7 @@ type Core struct {
 	checkpoint    wire.HashReport
 	hasCheckpoint bool
 	desynced      bool
+	anyFound      bool // some member's divergence was found (reportDesync)
 	desyncAt      time.Duration
 
 	// Signed streams (sign.go): per member, its chain and statements.

@@ -170,6 +170,7 @@ func (c *Core) onDetail(now time.Duration, r *remote, d *wire.Detail) {
 		}
 		if r.found < 0 || f < r.found {
 			r.found, r.foundAt = f, now
+			c.anyFound = true
 			r.inputsDiffer = mine.input != fh.Input
 			r.section = ""
 			r.theirSections = r.theirSections[:0]
@@ -193,7 +194,7 @@ func (c *Core) onDetail(now time.Duration, r *remote, d *wire.Detail) {
 
 // reportDesync raises our desync event once a divergence is located.
 func (c *Core) reportDesync(now time.Duration) {
-	if c.desynced {
+	if c.desynced || !c.anyFound {
 		return
 	}
 	var first *remote

@@ -445,6 +445,7 @@ func (c *Core) onLeave(now time.Duration, r *remote, last bucket.Frame) {
 		return
 	}
 	c.leaveAt[m] = last
+	c.leavers |= 1 << m
 	c.table.Close(m, last)
 	c.emit(Event{Type: EventLeave, Frame: last + 1, Member: m, LastFrame: last, Reason: ReasonLeft, Detail: "left"})
 }
@@ -457,8 +458,9 @@ const leaveAcks = 3
 // commands and have told them so a few times, so their silence is not taken
 // for a failure.
 func (c *Core) settleLeaves(now time.Duration) {
-	for _, r := range c.peers {
-		if r == nil || !c.live(r.slot) {
+	for m := c.leavers & c.liveMask(); m != 0; m &= m - 1 {
+		r := c.peers[bits.TrailingZeros64(m)]
+		if r == nil {
 			continue
 		}
 		if last := c.leaveAt[r.slot]; last != bucket.NoFrame && c.table.Stream(r.slot).Seal() >= last && r.leaveAcks >= leaveAcks {

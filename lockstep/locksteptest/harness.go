@@ -163,7 +163,8 @@ func Run(cfg Config) (*Result, error) {
 	}
 	sign := !cfg.Unsigned && cfg.Core.Signer == nil && cfg.Core.Verifier == nil
 	seed := rng.SeedFromUint64(cfg.Seed)
-	signers, verifier := lockstep.Ed25519Keys(cfg.Members, seed[:])
+	signers, keys := lockstep.Ed25519Keys(cfg.Members, seed[:])
+	verifier := newMemoVerifier(keys)
 	for i := range cfg.Members {
 		slot := bucket.Slot(i)
 		cc := cfg.Core

@@ -345,7 +345,7 @@ func (c *Core) joinReady(now time.Duration) Ready {
 			*p = wire.Packet{
 				Session:    c.cfg.Session,
 				From:       c.self,
-				Sent:       durationTicks(now - c.epoch),
+				Sent:       sentTicks(now - c.epoch),
 				Seal:       -1,
 				AckSeal:    -1,
 				HasEcho:    r.heard,

@@ -89,11 +89,12 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	// A datagram sent before the path first carried anything waited for
 	// the connection to be set up (handshakes lost and repeated): its delay
 	// says nothing of the path, so it is not a sample.
-	sent := ticksDuration(p.Sent)
+	sent := r.unwrapSent(now-c.epoch, p.Sent)
 	clock := ticksDuration(p.Clock)
 	settled := clock >= r.heardPos
+	r.lastOffset = now - c.epoch - sent
 	if settled {
-		r.offsets.Add(now - c.epoch - sent)
+		r.offsets.Add(r.lastOffset)
 	}
 	r.addClock(clock - now)
 	c.clockMoved(r)

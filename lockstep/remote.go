@@ -128,6 +128,7 @@ type remote struct {
 	rttAdds      int            // samples added to rtts
 	minRTTNow    time.Duration  // the smallest of rtts, or of rtts and the last 15 samples that left it (echo)
 	offsets      *delay.Samples // receive time minus its send time: one-way delay plus clock offset
+	lastOffset   time.Duration  // the newest of them, settled or not: what unwraps the next Sent (unwrapSent)
 	lags         *delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness)
 	lagHigh      time.Duration  // high percentile of lags
 	lagPeak      time.Duration  // the worst of lags, forgotten slowly (peakMemory)
@@ -288,6 +289,21 @@ func (r *remote) lagReport() wire.Ticks {
 		return 0
 	}
 	return max(durationTicks(max(r.lagHigh, r.lagPeak)+100*time.Microsecond-1), 1)
+}
+
+// sentTicks is a datagram's Sent field for our clock reading d: its low 16
+// bits in ticks (wire.UnwrapTicks16 restores it).
+func sentTicks(d time.Duration) wire.Ticks { return durationTicks(d) & 0xFFFF }
+
+// unwrapSent restores the sender's clock reading of a datagram whose Sent is v,
+// received at our clock reading now: the reading nearest to what its last
+// datagram implies (the same offset between its clock and ours), which is
+// within 3.3 s of the truth while the delay varies by less than that. Only
+// differences between offsets count (delayVariation), so the first
+// datagram may unwrap anywhere.
+func (r *remote) unwrapSent(now time.Duration, v wire.Ticks) time.Duration {
+	ref := durationTicks(now - r.lastOffset)
+	return ticksDuration(wire.UnwrapTicks16(ref, v))
 }
 
 func durationTicks(d time.Duration) wire.Ticks {

@@ -194,7 +194,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		*p = wire.Packet{
 			Session:  c.cfg.Session,
 			From:     c.self,
-			Sent:     durationTicks(now - c.epoch),
+			Sent:     sentTicks(now - c.epoch),
 			Clock:    durationTicks(c.position(now)),
 			Seal:     seal,
 			Next:     uint16(own.Next()),

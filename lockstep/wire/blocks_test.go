@@ -347,19 +347,19 @@ func TestBlockLayout(t *testing.T) {
 	}
 	b := mustAppend(t, &p)
 	want := cat(
-		[]byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x78, 0x00, 0x00, 0x00, 0x00}, // header, flags 0x78
-		[]byte{0x00, 0x00, 0x00, 0x00, 0x00},                                     // sent, clock, seal -1, ack seal -1, lag
-		[]byte{0x82, 0x04},                                                       // Suspected 0x202
-		[]byte{0x04, 0xc9, 0x01, 0xf0, 0xa2, 0x04, 0x00},                         // Held 3, Seal 200, Next 70000, Last Unknown
-		[]byte{0x00, 0x00, 0x00, 0x01},                                           // Held -1, Seal -1, Next 0, Last -1
-		[]byte{0x80, 0x01},                                                       // LeaveFrame 127
-		[]byte{0x09, 0x81, 0x01, 0x05},                                           // relay: member 9, First 129, Seal 4
-		[]byte{0x02, 0x03, 0x01, 0xaa},                                           // count 2; frame 4+unzigzag(3) = 2, length 1, payload
-		[]byte{0x04, 0x00},                                                       // frame 2+4 = 6, length 0
-		[]byte{0x02, 0x01},                                                       // detail: Start 1, one frame
-		[]byte{0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01},                   // State
-		[]byte{0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11},                   // Input
-		[]byte{0x01, 0x28, 0x27, 0x26, 0x25, 0x24, 0x23, 0x22, 0x21},             // one section
+		[]byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x78, 0x00, 0x00}, // header, flags 0x78, next 0, ack 0
+		[]byte{0x00, 0x00, 0x00, 0x00, 0x00, 0x00},                   // sent (2 bytes), clock, seal -1, ack seal -1, lag
+		[]byte{0x82, 0x04}, // Suspected 0x202
+		[]byte{0x04, 0xc9, 0x01, 0xf0, 0xa2, 0x04, 0x00},             // Held 3, Seal 200, Next 70000, Last Unknown
+		[]byte{0x00, 0x00, 0x00, 0x01},                               // Held -1, Seal -1, Next 0, Last -1
+		[]byte{0x80, 0x01},                                           // LeaveFrame 127
+		[]byte{0x09, 0x81, 0x01, 0x05},                               // relay: member 9, First 129, Seal 4
+		[]byte{0x02, 0x03, 0x01, 0xaa},                               // count 2; frame 4+unzigzag(3) = 2, length 1, payload
+		[]byte{0x04, 0x00},                                           // frame 2+4 = 6, length 0
+		[]byte{0x02, 0x01},                                           // detail: Start 1, one frame
+		[]byte{0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01},       // State
+		[]byte{0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11},       // Input
+		[]byte{0x01, 0x28, 0x27, 0x26, 0x25, 0x24, 0x23, 0x22, 0x21}, // one section
 	)
 	if !bytes.Equal(b, want) {
 		t.Fatalf("got  % x\nwant % x", b, want)
@@ -371,11 +371,11 @@ func TestBlockLayout(t *testing.T) {
 	}}
 	b = mustAppend(t, &p)
 	want = cat(
-		[]byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x88, 0x00, 0x00, 0x00, 0x00}, // header, flags 0x88
-		[]byte{0x00, 0x00, 0x00, 0x00, 0x00},                                     // sent, clock, seal -1, ack seal -1, lag
-		[]byte{0x82, 0x04},                                                       // Suspected 0x202
-		[]byte{0x04, 0xc9, 0x01, 0xf0, 0xa2, 0x04, 0x00, 0x02},                   // Held 3, Seal 200, Next 70000, Last Unknown, reason 2
-		[]byte{0x00, 0x00, 0x00, 0x01, 0x00},                                     // Held -1, Seal -1, Next 0, Last -1, reason 0
+		[]byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x88, 0x00, 0x00}, // header, flags 0x88, next 0, ack 0
+		[]byte{0x00, 0x00, 0x00, 0x00, 0x00, 0x00},                   // sent (2 bytes), clock, seal -1, ack seal -1, lag
+		[]byte{0x82, 0x04}, // Suspected 0x202
+		[]byte{0x04, 0xc9, 0x01, 0xf0, 0xa2, 0x04, 0x00, 0x02}, // Held 3, Seal 200, Next 70000, Last Unknown, reason 2
+		[]byte{0x00, 0x00, 0x00, 0x01, 0x00},                   // Held -1, Seal -1, Next 0, Last -1, reason 0
 	)
 	if !bytes.Equal(b, want) {
 		t.Fatalf("with reasons: got  % x\nwant % x", b, want)
@@ -387,8 +387,8 @@ func TestBlockLayout(t *testing.T) {
 	// A seal-only relay ends with the single count byte 0x00.
 	p = Packet{Seal: -1, AckSeal: -1, HasRelay: true, Relay: Relay{Member: 9, First: 129, Seal: 4}}
 	b = mustAppend(t, &p)
-	if want := []byte{0x09, 0x81, 0x01, 0x05, 0x00}; !bytes.HasSuffix(b, want) || len(b) != 16+len(want) {
-		t.Fatalf("seal-only relay: got % x, want 16 bytes then % x", b, want)
+	if want := []byte{0x09, 0x81, 0x01, 0x05, 0x00}; !bytes.HasSuffix(b, want) || len(b) != 15+len(want) {
+		t.Fatalf("seal-only relay: got % x, want 15 bytes then % x", b, want)
 	}
 }
 
@@ -582,7 +582,7 @@ func TestMemberViewLastCoding(t *testing.T) {
 func docBlocksExamplePacket() Packet {
 	return Packet{
 		Session: 0x1234, From: 1, Number: 0x0230,
-		Sent: 80000, Clock: 79500,
+		Sent: 14464, Clock: 79500,
 		Seal: 162, Next: 48,
 		Ack: 40, AckSeal: 161,
 		Lag:           95,

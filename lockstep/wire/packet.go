@@ -8,6 +8,12 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 )
 
+// Version is the version of the datagram format this package writes and
+// reads. Members of different versions cannot play together: the lobby
+// compares versions (peer.ProtocolVersion), and docs/protocol.md says what
+// each changed.
+const Version = 5
+
 // Kind is the first byte of every datagram and says what it carries.
 type Kind byte
 
@@ -57,7 +63,7 @@ type Packet struct {
 	From    bucket.Slot // sender slot
 	Number  uint16      // datagram number on this sender→receiver path, wrapping
 
-	Sent  Ticks // sender's clock when sent, since the sender started
+	Sent  Ticks // sender's clock when sent, since the sender started, modulo 2^16 (6.5536 s): below 2^16; a receiver unwraps it (UnwrapTicks16)
 	Clock Ticks // sender's frame clock: frames elapsed times the frame length
 
 	Seal bucket.Frame // sender's seal: no further command of it at or below
@@ -98,8 +104,8 @@ type Packet struct {
 	Admissions   []Admission // the admissions extension block (admission.go); none when empty
 }
 
-// headerLen is the fixed part: kind, session, from, number, flags, next, ack.
-const headerLen = 1 + 2 + 1 + 2 + 1 + 2 + 2
+// headerLen is the fixed part: kind, session, from, number, flags.
+const headerLen = 1 + 2 + 1 + 2 + 1
 
 func (p *Packet) flags() byte {
 	var f byte
@@ -132,8 +138,9 @@ func (p *Packet) flags() byte {
 
 // Length returns the number of bytes Append writes for p.
 func (p *Packet) Length() int {
-	n := headerLen + uvarintLen(uint64(p.Sent)) + uvarintLen(uint64(p.Clock)) +
-		uvarintLen(frameCode(p.Seal)) + uvarintLen(frameCode(p.AckSeal)) + uvarintLen(uint64(p.Lag))
+	n := headerLen + uvarintLen(uint64(p.Next)) + uvarintLen(uint64(p.Ack)) +
+		2 + uvarintLen(uint64(p.Clock)) +
+		uvarintLen(frameCode(p.Seal)) + uvarintLen(zigzag(int64(p.AckSeal-p.Seal))) + uvarintLen(uint64(p.Lag))
 	if p.HasEcho {
 		n += p.Echo.length()
 	}
@@ -167,8 +174,12 @@ func (p *Packet) Length() int {
 
 // Append appends the encoding of p to b. It returns an error if p cannot be
 // encoded: a Seal, AckSeal or hash report frame outside [-1, 2^40), a command
-// frame outside [0, 2^40), or command frames that decrease.
+// frame outside [0, 2^40), command frames that decrease, or Sent above
+// 2^16 - 1.
 func (p *Packet) Append(b []byte) ([]byte, error) {
+	if p.Sent > 0xFFFF {
+		return b, fmt.Errorf("wire: sent time %d exceeds 16 bits", p.Sent)
+	}
 	if p.Seal < -1 || p.AckSeal < -1 || (p.HasHash && p.Hash.Frame < -1) ||
 		p.Seal >= maxFrame || p.AckSeal >= maxFrame || (p.HasHash && p.Hash.Frame >= maxFrame) {
 		return b, fmt.Errorf("wire: frame out of range (seal %d, ack seal %d, hash %d)", p.Seal, p.AckSeal, p.Hash.Frame)
@@ -189,12 +200,12 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 	b = append(b, byte(p.From))
 	b = binary.LittleEndian.AppendUint16(b, p.Number)
 	b = append(b, p.flags())
-	b = binary.LittleEndian.AppendUint16(b, p.Next)
-	b = binary.LittleEndian.AppendUint16(b, p.Ack)
-	b = binary.AppendUvarint(b, uint64(p.Sent))
+	b = binary.AppendUvarint(b, uint64(p.Next))
+	b = binary.AppendUvarint(b, uint64(p.Ack))
+	b = binary.LittleEndian.AppendUint16(b, uint16(p.Sent))
 	b = binary.AppendUvarint(b, uint64(p.Clock))
 	b = binary.AppendUvarint(b, frameCode(p.Seal))
-	b = binary.AppendUvarint(b, frameCode(p.AckSeal))
+	b = binary.AppendUvarint(b, zigzag(int64(p.AckSeal-p.Seal)))
 	b = binary.AppendUvarint(b, uint64(p.Lag))
 	if p.HasEcho {
 		b = p.Echo.appendTo(b)
@@ -289,8 +300,6 @@ func Parse(b []byte, p *Packet) error {
 	p.From = bucket.Slot(r.byte())
 	p.Number = r.uint16()
 	flags := r.byte()
-	p.Next = r.uint16()
-	p.Ack = r.uint16()
 	if r.err != nil {
 		return r.fail("header")
 	}
@@ -300,10 +309,15 @@ func Parse(b []byte, p *Packet) error {
 	if flags&flagReasons != 0 && flags&flagMembership == 0 {
 		return fmt.Errorf("%w: reasons flag without a membership block", ErrMalformed)
 	}
-	p.Sent = Ticks(r.uvarint())
+	p.Next = r.seq16()
+	p.Ack = r.seq16()
+	if r.err != nil {
+		return r.fail("next and ack")
+	}
+	p.Sent = Ticks(r.uint16())
 	p.Clock = Ticks(r.uvarint())
 	p.Seal = r.frame()
-	p.AckSeal = r.frame()
+	p.AckSeal = r.frameFrom(p.Seal)
 	p.Lag = Ticks(r.uvarint())
 	if r.err != nil {
 		return r.fail("timing and seals")

@@ -35,7 +35,7 @@ func commands(n int, first bucket.Frame, step bucket.Frame, size int) []Command 
 func typicalPacket() Packet {
 	return Packet{
 		Session: 0x5a17, From: 3, Number: 40123,
-		Sent: 1_234_567, Clock: 1_230_000,
+		Sent: 1_234_567 % (1 << 16), Clock: 1_230_000,
 		Seal: 2461, Next: 9004, Ack: 8890, AckSeal: 2459,
 		Lag:     42,
 		HasEcho: true, Echo: Echo{Number: 17020, Hold: 12},
@@ -96,7 +96,7 @@ func testPackets() []struct {
 		{"200 empty commands (two-byte count)", Packet{Seal: -1, AckSeal: -1, Next: 200, Commands: commands(200, 0, 1, 0)}},
 		{"largest values", Packet{
 			Session: math.MaxUint16, From: math.MaxUint8, Number: math.MaxUint16,
-			Sent: math.MaxUint64, Clock: math.MaxUint64,
+			Sent: math.MaxUint16, Clock: math.MaxUint64,
 			Seal: 1<<40 - 1, Next: math.MaxUint16, Ack: math.MaxUint16, AckSeal: 1<<40 - 1,
 			Lag:     math.MaxUint64,
 			HasEcho: true, Echo: Echo{Number: math.MaxUint16, Hold: math.MaxUint64},
@@ -294,12 +294,12 @@ func TestFixedLayout(t *testing.T) {
 		0x03,       // from
 		0x05, 0x04, // number
 		0x00,       // flags
-		0x07, 0x06, // next
-		0x09, 0x08, // ack
-		0xac, 0x02, // sent 300
+		0x87, 0x0c, // next 0x0607 as a varint
+		0x89, 0x10, // ack 0x0809 as a varint
+		0x2c, 0x01, // sent 300
 		0x00, // clock 0
 		0x00, // seal -1 as 0
-		0x01, // ack seal 0 as 1
+		0x02, // ack seal 0: zigzag(0 - seal -1)
 		0x00, // path delay
 	}
 	if !bytes.Equal(b, want) {
@@ -369,7 +369,7 @@ func TestAppendErrors(t *testing.T) {
 
 // header returns the fixed header of a lockstep datagram with the given flags.
 func header(flags byte) []byte {
-	return []byte{byte(KindLockstep), 0x34, 0x12, 1, 0x10, 0x00, flags, 0x05, 0x00, 0x03, 0x00}
+	return []byte{byte(KindLockstep), 0x34, 0x12, 1, 0x10, 0x00, flags, 0x05, 0x03}
 }
 
 // cat joins byte slices.
@@ -378,9 +378,9 @@ func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 // uv returns the minimal varint encoding of v.
 func uv(v uint64) []byte { return binary.AppendUvarint(nil, v) }
 
-// timing is a valid timing-and-seals section: sent, clock, seal 9, ack seal 9,
-// path delay.
-var timing = []byte{0x01, 0x02, 10, 10, 0x03}
+// timing is a valid timing-and-seals section: sent 1, clock 2, seal 9, ack
+// seal 9 (the same), path delay 3.
+var timing = []byte{0x01, 0x00, 0x02, 10, 0x00, 0x03}
 
 func TestParseErrors(t *testing.T) {
 	valid := typicalPacket()
@@ -413,12 +413,12 @@ func TestParseErrors(t *testing.T) {
 		{"varint overflow: tenth byte above 1", cat(header(0), bytes.Repeat([]byte{0xff}, 9), []byte{0x02, 0, 1, 1, 0})},
 		{"varint overflow in echo hold", cat(header(flagEcho), timing, []byte{1, 2}, bytes.Repeat([]byte{0xff}, 10), []byte{0x01})},
 		{"varint overflow in payload length", cat(header(flagCommands), timing, uv(1), uv(2), bytes.Repeat([]byte{0x81}, 10), []byte{0x01})},
-		{"seal out of range", cat(header(0), []byte{0, 0}, uv(1<<40+1), uv(1), uv(0))},
-		{"ack seal out of range", cat(header(0), []byte{0, 0}, uv(1), uv(math.MaxUint64), uv(0))},
+		{"seal out of range", cat(header(0), []byte{0, 0, 0}, uv(1<<40+1), uv(1), uv(0))},
+		{"ack seal out of range", cat(header(0), []byte{0, 0, 0}, uv(1), uv(math.MaxUint64), uv(0))},
 		{"hash frame out of range", cat(header(flagHash), timing, uv(1<<40+1), make([]byte, 16))},
-		{"first command frame negative", cat(header(flagCommands), []byte{0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(-1)), uv(0))},
+		{"first command frame negative", cat(header(flagCommands), []byte{0, 0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(-1)), uv(0))},
 		{"first command frame far below zero", cat(header(flagCommands), timing, uv(1), uv(zigzag(math.MinInt64)), uv(0))},
-		{"first command frame 2^40", cat(header(flagCommands), []byte{0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(1<<40+1)), uv(0))},
+		{"first command frame 2^40", cat(header(flagCommands), []byte{0, 0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(1<<40+1)), uv(0))},
 		{"first command frame wraps int64", cat(header(flagCommands), timing, uv(1), uv(zigzag(math.MaxInt64)), uv(0))},
 		{"command frame delta above 2^40", cat(header(flagCommands), timing, uv(2), uv(zigzag(1)), uv(0), uv(1<<40+1), uv(0))},
 		{"command frame delta reaches 2^40", cat(header(flagCommands), timing, uv(2), uv(zigzag(1)), uv(0), uv(1<<40-10), uv(0))},
@@ -457,13 +457,13 @@ func TestParseHandBuilt(t *testing.T) {
 		{"minimal", cat(header(0), timing)},
 		{"echo", cat(header(flagEcho), timing, []byte{1, 2}, uv(7))},
 		{"one command", cat(header(flagCommands), timing, uv(1), uv(2), uv(3), []byte{1, 2, 3})},
-		{"first command frame 0", cat(header(flagCommands), []byte{0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(1)), uv(0))},
-		{"first command frame 2^40-1", cat(header(flagCommands), []byte{0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(1<<40)), uv(0))},
+		{"first command frame 0", cat(header(flagCommands), []byte{0, 0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(1)), uv(0))},
+		{"first command frame 2^40-1", cat(header(flagCommands), []byte{0, 0, 0}, uv(0), uv(0), uv(0), uv(1), uv(zigzag(1<<40)), uv(0))},
 		{"command frame delta up to 2^40-1", cat(header(flagCommands), timing, uv(2), uv(zigzag(1)), uv(0), uv(1<<40-11), uv(0))},
 		{"hash", cat(header(flagHash), timing, uv(3), make([]byte, 16))},
-		{"seal 2^40-1", cat(header(0), []byte{0, 0}, uv(1<<40), uv(1), uv(0))},
-		{"varint of nine 0xff and a 1", cat(header(0), bytes.Repeat([]byte{0xff}, 9), []byte{0x01, 0, 1, 1, 0})},
-		{"non-minimal varints", cat(header(0), []byte{0x80, 0x00, 0x81, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x80, 0x00})},
+		{"seal 2^40-1", cat(header(0), []byte{0, 0, 0}, uv(1<<40), uv(1), uv(0))},
+		{"varint of nine 0xff and a 1", cat(header(0), []byte{0, 0}, bytes.Repeat([]byte{0xff}, 9), []byte{0x01, 1, 0, 0})},
+		{"non-minimal varints", cat(header(0), []byte{0x00, 0x00, 0x81, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x80, 0x00})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

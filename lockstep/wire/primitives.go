@@ -23,6 +23,17 @@ func uvarintLen(v uint64) int {
 	return n
 }
 
+// UnwrapTicks16 returns the clock reading whose low 16 bits are v and which
+// lies nearest to ref (within 2^15 ticks, 3.3 s, either way; never below
+// zero): the full value of a Packet's Sent, given the receiver's estimate.
+func UnwrapTicks16(ref Ticks, v Ticks) Ticks {
+	d := int64(int16(uint16(v) - uint16(ref)))
+	if d < 0 && uint64(-d) > uint64(ref) {
+		return ref + Ticks(d+1<<16)
+	}
+	return ref + Ticks(d)
+}
+
 // Unwrap16 returns the full sequence number whose low 16 bits are v and which
 // lies nearest to ref (within 2^15 either way, never below zero).
 func Unwrap16(ref uint32, v uint16) uint32 {
@@ -130,6 +141,35 @@ func (r *reader) frame() bucket.Frame {
 		return 0
 	}
 	return bucket.Frame(v) - 1
+}
+
+// seq16 reads the low 16 bits of a sequence number, written as a varint.
+func (r *reader) seq16() uint16 {
+	v := r.uvarint()
+	if v > 0xFFFF {
+		r.setErr("sequence number exceeds 16 bits")
+		return 0
+	}
+	return uint16(v)
+}
+
+// frameFrom reads a frame written as the zigzag varint of its difference
+// from base; the result must be a valid frame, in [-1, 2^40).
+func (r *reader) frameFrom(base bucket.Frame) bucket.Frame {
+	d := unzigzag(r.uvarint())
+	if r.err != nil {
+		return 0
+	}
+	if d < -maxFrame-1 || d > maxFrame {
+		r.setErr("frame out of range")
+		return 0
+	}
+	f := base + bucket.Frame(d)
+	if f < -1 || f >= maxFrame {
+		r.setErr("frame out of range")
+		return 0
+	}
+	return f
 }
 
 func (r *reader) bytes(n uint64) []byte {

@@ -683,3 +683,19 @@ func TestUnwrap16Nearest(t *testing.T) {
 		}
 	}
 }
+
+func TestUnwrapTicks16(t *testing.T) {
+	for _, tt := range []struct{ ref, v, want Ticks }{
+		{0, 5, 5},
+		{100_000, 100_000 % (1 << 16), 100_000},
+		{100_000, (100_000 + 30_000) % (1 << 16), 130_000},
+		{100_000, (100_000 - 30_000) % (1 << 16), 70_000},
+		{1 << 16, 0xFFFF, 1<<16 - 1},
+		{10, 0xFFF0, 0xFFF0}, // never below zero
+		{1<<40 + 7, 9, 1<<40 + 9},
+	} {
+		if got := UnwrapTicks16(tt.ref, tt.v); got != tt.want {
+			t.Errorf("UnwrapTicks16(%d, %d) = %d, want %d", tt.ref, tt.v, got, tt.want)
+		}
+	}
+}

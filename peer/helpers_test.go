@@ -65,9 +65,9 @@ func testParams(n int) SessionParams {
 	return SessionParams{SessionID: "test-session", Members: n, Sim: "demo", SimVersion: "1.0"}
 }
 
-// joinAll runs Join on every host at once, with params(i) and hooks(i), and
+// joinAll runs Join on every host at once, with params(i), and
 // returns each member's session and error.
-func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hooks func(i int) joinHooks) ([]*Agreement, []error) {
+func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams) ([]*Agreement, []error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -76,11 +76,7 @@ func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hook
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Go(func() {
-			var hk joinHooks
-			if hooks != nil {
-				hk = hooks(i)
-			}
-			sessions[i], errs[i] = join(ctx, h, params(i), othersOf(hosts, i), hk)
+			sessions[i], errs[i] = Join(ctx, h, params(i), othersOf(hosts, i))
 		})
 	}
 	wg.Wait()
@@ -90,7 +86,7 @@ func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hook
 // mustJoin joins every host with testParams and fails the test on any error.
 func mustJoin(t *testing.T, hosts []*Host) []*Agreement {
 	t.Helper()
-	sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(len(hosts)) }, nil)
+	sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(len(hosts)) })
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("member %d: Join: %v", i, err)

@@ -50,7 +50,7 @@ func playOverBad(t *testing.T, mode Mode, frames bucket.Frame, frame, dropTimeou
 		p.FrameMillis = int(frame / time.Millisecond)
 		return p
 	}
-	sessions, errs := joinAll(t, hosts, params, nil)
+	sessions, errs := joinAll(t, hosts, params)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("member %d: Join: %v", i, err)

@@ -318,7 +318,7 @@ func closeLeavesNoGoroutines(t *testing.T, mode Mode) {
 				}
 			}
 		}()
-		sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) }, nil)
+		sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) })
 		for _, err := range errs {
 			if err != nil {
 				t.Fatal(err)

@@ -126,22 +126,45 @@ func openTransports(t *testing.T, hosts []*Host, sessions []*Agreement, cfg func
 	return trs
 }
 
+// until reports whether cond holds within timeout, checking it every few
+// milliseconds. Real sockets leave nothing else to wait on for a figure
+// such as a count in Stats; the timeout is a generous bound, not a goal.
+func until(timeout time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.NewTimer(timeout)
+	defer limit.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-limit.C:
+			return cond()
+		}
+	}
+	return true
+}
+
+// waitFor waits until cond holds and fails the test, naming what it waited
+// for, if it does not within timeout. Call it from the test's goroutine.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !until(timeout, cond) {
+		t.Fatalf("not within %v: %s", timeout, what)
+	}
+}
+
+// pause waits d on a timer: pacing for what a test sends, not a wait for
+// anything to happen.
+func pause(d time.Duration) { <-time.After(d) }
+
 // settleGoroutines waits until at most limit goroutines run, or fails the
 // test with their stacks after a while.
 func settleGoroutines(t *testing.T, limit int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= limit {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines still running, want at most %d:\n%s", n, limit, buf)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !until(10*time.Second, func() bool { return runtime.NumGoroutine() <= limit }) {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("%d goroutines still running, want at most %d:\n%s", runtime.NumGoroutine(), limit, buf)
 	}
 }
 

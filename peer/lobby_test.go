@@ -106,8 +106,8 @@ func TestJoinRefusesStranger(t *testing.T) {
 	var strangerErr error
 	go func() {
 		defer close(turnedAway)
-		for !target.joining(testParams(2).SessionID) {
-			time.Sleep(5 * time.Millisecond)
+		if !until(10*time.Second, func() bool { return target.joining(testParams(2).SessionID) }) {
+			return // strangerErr stays nil: the test fails
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

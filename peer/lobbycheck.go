@@ -75,18 +75,19 @@ func (m *lobbyMachine) compareMembers(theirs []string, remote peer.ID) error {
 	if slices.Equal(ids, m.cfg.members) {
 		return nil
 	}
-	var onlyOurs, onlyTheirs []string
-	for _, id := range m.cfg.members {
-		if !slices.Contains(ids, id) {
-			onlyOurs = append(onlyOurs, id.String())
-		}
-	}
-	for _, id := range ids {
-		if !slices.Contains(m.cfg.members, id) {
-			onlyTheirs = append(onlyTheirs, id.String())
-		}
-	}
+	onlyOurs, onlyTheirs := notIn(m.cfg.members, ids), notIn(ids, m.cfg.members)
 	return fmt.Errorf("%w: peer %s lacks [%s] and adds [%s]", ErrMembersMismatch, remote, strings.Join(onlyOurs, " "), strings.Join(onlyTheirs, " "))
+}
+
+// notIn returns the IDs of a that b lacks, as text.
+func notIn(a, b []peer.ID) []string {
+	var out []string
+	for _, id := range a {
+		if !slices.Contains(b, id) {
+			out = append(out, id.String())
+		}
+	}
+	return out
 }
 
 // transcriptHash hashes what every member's hello said, in slot order, so that

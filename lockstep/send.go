@@ -37,8 +37,9 @@ func (c *Core) needsRepeat(r *remote) bool {
 // for this long, since we first sent on it, is sent each datagram once. It
 // is long: under the adaptive lead a lost seal without its copy stalls the
 // receiver, and at a loss rate of one in a thousand (broadband) a path is
-// often clean for a minute, then loses one (docs/benchmarks.md).
-const lossMemory = 2 * time.Minute
+// now and then clean for a minute or two, then loses one: two minutes of
+// memory tripled broadband's stalls over an hour (docs/benchmarks.md).
+const lossMemory = 5 * time.Minute
 
 // lossy reports whether the path to r lost a datagram within lossMemory, or
 // has not been watched that long yet.

@@ -164,7 +164,7 @@ func Run(cfg Config) (*Result, error) {
 	sign := !cfg.Unsigned && cfg.Core.Signer == nil && cfg.Core.Verifier == nil
 	seed := rng.SeedFromUint64(cfg.Seed)
 	signers, keys := lockstep.Ed25519Keys(cfg.Members, seed[:])
-	verifier := newMemoVerifier(keys)
+	verifier := newMemoVerifier(keys, cfg.Members)
 	for i := range cfg.Members {
 		slot := bucket.Slot(i)
 		cc := cfg.Core

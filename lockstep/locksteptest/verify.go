@@ -5,36 +5,41 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep"
 )
 
-// verifyMemory bounds the verdicts a memoVerifier keeps: when full it
-// forgets them all and starts over.
-const verifyMemory = 1 << 14
-
 // memoVerifier is the members' shared verifier in one harness: every member
 // checks every other member's statements, so each signature reaches it once
-// per member, and it checks each (member, message, signature) once and
-// remembers the verdict. A verdict is a pure function of the three, so the
-// result is what each member would have found itself. Not safe for
-// concurrent use: the harness runs its members on one goroutine.
+// per member, soon after it was made; it checks each (member, message,
+// signature) once and remembers the verdict for a while. A verdict is a
+// pure function of the three, so the result is what each member would have
+// found itself. What it remembers is bounded (two generations of at most
+// limit verdicts each), so a long run holds no more than a short one. Not
+// safe for concurrent use: the harness runs its members on one goroutine.
 type memoVerifier struct {
-	v       lockstep.Verifier
-	key     []byte
-	verdict map[string]bool
+	v        lockstep.Verifier
+	limit    int
+	key      []byte
+	cur, old map[string]bool
 }
 
-func newMemoVerifier(v lockstep.Verifier) *memoVerifier {
-	return &memoVerifier{v: v, verdict: make(map[string]bool)}
+// newMemoVerifier remembers verdicts for members members: 16 statements
+// each per generation.
+func newMemoVerifier(v lockstep.Verifier, members int) *memoVerifier {
+	return &memoVerifier{v: v, limit: 16 * max(members, 4), cur: make(map[string]bool), old: make(map[string]bool)}
 }
 
 // Verify reports whether sig is member's signature of msg.
 func (m *memoVerifier) Verify(member bucket.Slot, msg, sig []byte) bool {
 	m.key = append(append(append(m.key[:0], byte(member), byte(len(msg)), byte(len(msg)>>8)), msg...), sig...)
-	if ok, seen := m.verdict[string(m.key)]; seen {
+	if ok, seen := m.cur[string(m.key)]; seen {
 		return ok
 	}
-	ok := m.v.Verify(member, msg, sig)
-	if len(m.verdict) >= verifyMemory {
-		clear(m.verdict)
+	ok, seen := m.old[string(m.key)]
+	if !seen {
+		ok = m.v.Verify(member, msg, sig)
 	}
-	m.verdict[string(m.key)] = ok
+	if len(m.cur) >= m.limit {
+		m.old, m.cur = m.cur, m.old
+		clear(m.cur)
+	}
+	m.cur[string(m.key)] = ok
 	return ok
 }

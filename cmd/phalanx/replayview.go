@@ -31,14 +31,14 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	start := time.Now()
-	files, names, reports, worlds, cleanup, err := openReports(files)
+	files, names, reports, worlds, from, cleanup, err := openReports(files)
 	defer cleanup()
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx replay view:", err)
 		return 1
 	}
 	rs, err := replayview.OpenReplays(replayview.ReplayConfig{
-		Files: files, Names: names, Reports: reports, Worlds: worlds,
+		Files: files, Names: names, Reports: reports, Worlds: worlds, FromReports: from,
 		Sim: replaySim,
 		Clone: func(s lockstep.Simulation) lockstep.Simulation {
 			if r, ok := s.(*rts.Sim); ok {
@@ -83,8 +83,9 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 
 // openReports replaces every desync report among files by the replay it
 // holds, written to a temporary directory that cleanup removes, and
-// returns the names to show and what the reports say.
-func openReports(files []string) (out, names []string, reports []view.DesyncReport, worlds []*view.Scene, cleanup func(), err error) {
+// returns the names to show, what the reports say, and by file the world
+// and the report it came from (nil for a replay given as one).
+func openReports(files []string) (out, names []string, reports []view.DesyncReport, worlds []*view.Scene, from []*replay.Report, cleanup func(), err error) {
 	dir := ""
 	cleanup = func() {
 		if dir != "" {
@@ -99,12 +100,12 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 			f.Close()
 		}
 		if !replay.IsReport(head) {
-			out, names, worlds = append(out, name), append(names, filepath.Base(name)), append(worlds, nil)
+			out, names, worlds, from = append(out, name), append(names, filepath.Base(name)), append(worlds, nil), append(from, nil)
 			continue
 		}
 		r, err := replay.ReadReport(name)
 		if err != nil {
-			return nil, nil, nil, nil, cleanup, err
+			return nil, nil, nil, nil, nil, cleanup, err
 		}
 		reports = append(reports, reportView(filepath.Base(name), r))
 		if len(r.Replay) == 0 {
@@ -112,12 +113,12 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 		}
 		if dir == "" {
 			if dir, err = os.MkdirTemp("", "phalanx-report-"); err != nil {
-				return nil, nil, nil, nil, cleanup, err
+				return nil, nil, nil, nil, nil, cleanup, err
 			}
 		}
 		p := filepath.Join(dir, fmt.Sprintf("%d.phx", len(out)))
 		if err := os.WriteFile(p, r.Replay, 0o600); err != nil {
-			return nil, nil, nil, nil, cleanup, err
+			return nil, nil, nil, nil, nil, cleanup, err
 		}
 		out = append(out, p)
 		names = append(names, fmt.Sprintf("member %d's replay (%s)", r.Self, filepath.Base(name)))
@@ -128,18 +129,18 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 				world = nil // shown without it
 			}
 		}
-		worlds = append(worlds, world)
+		worlds, from = append(worlds, world), append(from, &r)
 	}
 	if len(out) == 0 {
-		return nil, nil, nil, nil, cleanup, fmt.Errorf("the reports hold no replay to show")
+		return nil, nil, nil, nil, nil, cleanup, fmt.Errorf("the reports hold no replay to show")
 	}
-	return out, names, reports, worlds, cleanup, nil
+	return out, names, reports, worlds, from, cleanup, nil
 }
 
 // reportView is what the page shows of a desync report.
 func reportView(file string, r replay.Report) view.DesyncReport {
 	d := view.DesyncReport{File: file, Engine: r.Engine, Build: r.Build, Sim: r.SimName + " " + r.SimVersion, Self: r.Self, Member: r.Member,
-		With: r.With, Frame: r.Frame, Section: r.Section, Detail: r.Detail, Ours: []view.SectionHash{}, Theirs: []view.SectionHash{}}
+		With: r.With, Frame: r.Frame, Agreed: r.Agreed, Section: r.Section, Detail: r.Detail, Ours: []view.SectionHash{}, Theirs: []view.SectionHash{}}
 	for _, s := range r.Ours {
 		d.Ours = append(d.Ours, view.SectionHash{Name: s.Name, Hash: s.Hash})
 	}

@@ -39,6 +39,12 @@ type ReplayConfig struct {
 	// desync reports (nil: none), by file: each is shown beside the re-run
 	// world at its frame, with what differs.
 	Worlds []*view.Scene
+	// FromReports, when set, are the desync reports the files came from
+	// (nil: a file that is not from one), by file: the states each holds
+	// (both sides' at the last agreed checkpoint and the divergent frame)
+	// are restored and shown side by side at their frames. Restoring needs
+	// a simulation that is a lockstep.Snapshotter.
+	FromReports []*replay.Report
 }
 
 // Replays are replay files opened for the page: their buckets and
@@ -68,6 +74,8 @@ type replayFile struct {
 	keys    map[bucket.Frame]lockstep.Simulation // copies by frames stepped
 	every   bucket.Frame
 	scene   view.Scene
+	// restored are the states of its desync report, restored, by frame.
+	restored map[int64]*view.RestoredPair
 }
 
 // OpenReplays reads every file of cfg, re-runs each to check that it
@@ -105,7 +113,7 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 			Name: name, Sim: f.header.SimName + " " + f.header.SimVersion,
 			Members: f.header.Members, Self: int(f.header.Self), Frames: int64(len(f.buckets)),
 			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end, WorldFrame: -1,
-			Changes: []view.Event{},
+			Changes: []view.Event{}, RestoredFrames: []int64{},
 		}
 		for _, c := range f.changes {
 			typ := "drop"
@@ -116,6 +124,15 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		}
 		if f.world != nil && f.world.Frame > 0 {
 			fi.WorldFrame = f.world.Frame - 1 // the scene is after that many frames: after frame Frame-1
+		}
+		f.restored = map[int64]*view.RestoredPair{}
+		if i < len(cfg.FromReports) && cfg.FromReports[i] != nil {
+			r.restoreReport(f, cfg.FromReports[i])
+			for _, fr := range []int64{cfg.FromReports[i].Agreed, cfg.FromReports[i].Frame} {
+				if f.restored[fr] != nil {
+					fi.RestoredFrames = append(fi.RestoredFrames, fr)
+				}
+			}
 		}
 		if err := r.rerun(f, &fi); err != nil {
 			fi.Error = err.Error()
@@ -129,7 +146,7 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 	r.info.Reports = append([]view.DesyncReport{}, cfg.Reports...)
 	if r.info.Divergence == nil && len(cfg.Reports) > 0 {
 		d := cfg.Reports[0]
-		r.info.Divergence = &view.Divergence{A: 0, B: 0, Frame: d.Frame, Section: d.Section, LastAgreed: -1, InputsFrame: -1,
+		r.info.Divergence = &view.Divergence{A: 0, B: 0, Frame: d.Frame, Section: d.Section, LastAgreed: d.Agreed, InputsFrame: -1,
 			Text: fmt.Sprintf("desync report of member %d: %s", d.Self, d.Detail)}
 	}
 	return r, nil
@@ -330,6 +347,7 @@ func (r *Replays) Frame(f int64) (view.ReplayFrame, error) {
 		if rf.world != nil && side.Scene != nil && rf.world.Frame == f+1 {
 			side.Recorded, side.RecordedDiff = rf.world, diffScenes(side.Scene, rf.world)
 		}
+		side.Restored = rf.restored[f]
 		for at := bucket.Frame(f); at >= 0; at-- {
 			if c, ok := rf.checks[at]; ok {
 				cp := &view.ReplayCheckpoint{Frame: int64(at), Hash: fmt.Sprintf("%016x", c.Hash), Sections: []view.SectionHash{}}

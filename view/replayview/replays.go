@@ -22,11 +22,14 @@ type ReplayConfig struct {
 	// compared with.
 	Files []string
 	// Sim builds the simulation a replay was recorded with, from its
-	// header (as replay.Verify's factory does).
+	// header (as replay.Verify's factory does). OpenReplays calls it from
+	// several goroutines at once (it re-runs the files side by side).
 	Sim func(replay.Header) (lockstep.Simulation, error)
 	// Clone, when set, copies a simulation of Sim's: the viewer keeps
 	// copies every few hundred frames to seek back quickly. Nil: seeking
-	// back re-runs from frame 0.
+	// back re-runs from frame 0. Unused for a simulation that is a
+	// lockstep.Snapshotter: the viewer keeps its states instead, every 250
+	// frames (more sparsely past 8,192 of them).
 	Clone func(lockstep.Simulation) lockstep.Simulation
 	// Describe, when set, says what a command's payload orders.
 	Describe func(payload []byte) string
@@ -72,6 +75,7 @@ type replayFile struct {
 	sim     lockstep.Simulation
 	pos     bucket.Frame                         // frames stepped by sim
 	keys    map[bucket.Frame]lockstep.Simulation // copies by frames stepped
+	saved   map[bucket.Frame][]byte              // or, for a lockstep.Snapshotter, its states
 	every   bucket.Frame
 	scene   view.Scene
 	// restored are the states of its desync report, restored, by frame.
@@ -95,11 +99,17 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		}
 		f.every = max(500, bucket.Frame(len(f.buckets)/32))
 		f.keys = map[bucket.Frame]lockstep.Simulation{}
-		if cfg.Clone != nil {
+		if sn, ok := f.sim.(lockstep.Snapshotter); ok {
+			// States are far smaller than copies: keep one every
+			// saveEvery frames, at most maxSaved of them.
+			f.every = max(saveEvery, bucket.Frame(len(f.buckets)/maxSaved))
+			f.saved = map[bucket.Frame][]byte{0: sn.AppendSnapshot(nil)}
+		} else if cfg.Clone != nil {
 			f.keys[0] = cfg.Clone(f.sim) // seeking back to the start builds nothing
 		}
 		r.files = append(r.files, f)
 	}
+	fis := make([]view.ReplayFileInfo, len(r.files))
 	for i, f := range r.files {
 		name := filepath.Base(f.name)
 		if i < len(cfg.Names) {
@@ -134,10 +144,20 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 				}
 			}
 		}
-		if err := r.rerun(f, &fi); err != nil {
-			fi.Error = err.Error()
-		}
-		r.info.Files = append(r.info.Files, fi)
+		fis[i] = fi
+	}
+	// Re-run the files side by side: each has its own simulation.
+	var wg sync.WaitGroup
+	for i, f := range r.files {
+		wg.Go(func() {
+			if err := r.rerun(f, &fis[i]); err != nil {
+				fis[i].Error = err.Error()
+			}
+		})
+	}
+	wg.Wait()
+	for i, f := range r.files {
+		r.info.Files = append(r.info.Files, fis[i])
 		r.info.Frames = max(r.info.Frames, int64(len(f.buckets)))
 		if i > 0 && r.info.Divergence == nil {
 			r.info.Divergence = compare(r.files[0], f, 0, i)
@@ -226,10 +246,22 @@ func (r *Replays) reset(f *replayFile) error {
 	return nil
 }
 
+// saveEvery and maxSaved: a Snapshotter's states are kept every saveEvery
+// frames, or more sparsely to keep at most maxSaved; a seek then re-runs
+// fewer than saveEvery frames (12.5 s of a 20 Hz replay) up to a day long.
+const (
+	saveEvery = 250
+	maxSaved  = 8192
+)
+
 // stepTo steps f's simulation until it has stepped n frames (or all of
-// f), keeping copies every f.every frames.
+// f), keeping copies (or states) every f.every frames.
 func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
 	n = min(n, bucket.Frame(len(f.buckets)))
+	if f.saved != nil {
+		r.stepSaved(f, n)
+		return
+	}
 	if n < f.pos || (r.cfg.Clone != nil && n-f.pos > f.every) {
 		// Start from the nearest copy at or before n, else from frame 0.
 		best := bucket.Frame(-1)
@@ -253,6 +285,32 @@ func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
 			if _, ok := f.keys[f.pos+1]; !ok {
 				f.keys[f.pos+1] = r.cfg.Clone(f.sim)
 			}
+		}
+	}
+}
+
+// stepSaved is stepTo for a Snapshotter: it restores the nearest state
+// kept at or before n when that saves stepping, and keeps one every
+// f.every frames.
+func (r *Replays) stepSaved(f *replayFile, n bucket.Frame) {
+	sn := f.sim.(lockstep.Snapshotter)
+	if n < f.pos || n-f.pos > f.every {
+		best := n / f.every * f.every
+		for best > 0 && f.saved[best] == nil {
+			best -= f.every
+		}
+		if n < f.pos || best > f.pos {
+			if sn.Restore(f.saved[best]) == nil {
+				f.pos = best
+			} else if r.reset(f) == nil { // a state it saved itself: not expected
+				sn = f.sim.(lockstep.Snapshotter)
+			}
+		}
+	}
+	for ; f.pos < n; f.pos++ {
+		f.sim.Step(f.pos, f.buckets[f.pos])
+		if (f.pos+1)%f.every == 0 && f.saved[f.pos+1] == nil {
+			f.saved[f.pos+1] = sn.AppendSnapshot(nil)
 		}
 	}
 }

@@ -99,8 +99,19 @@ func TestReplaysSeek(t *testing.T) {
 			want[int64(rec.Frame)] = sim.Hash()
 		}
 	}
-	for _, clone := range []func(lockstep.Simulation) lockstep.Simulation{nil, cloneRTS} {
-		rs, err := replayview.OpenReplays(replayview.ReplayConfig{Files: diverged[:1], Sim: rtsSim, Clone: clone})
+	// The rts game is a lockstep.Snapshotter: the viewer keeps its states.
+	// Behind plain, which hides that, it keeps copies (Clone) or none.
+	plain := func(h replay.Header) (lockstep.Simulation, error) {
+		sim, err := rtsSim(h)
+		return plainSim{sim}, err
+	}
+	clonePlain := func(s lockstep.Simulation) lockstep.Simulation { return plainSim{cloneRTS(s.(plainSim).Simulation)} }
+	for i, c := range []struct {
+		sim   func(replay.Header) (lockstep.Simulation, error)
+		clone func(lockstep.Simulation) lockstep.Simulation
+	}{{rtsSim, nil}, {plain, nil}, {plain, clonePlain}} {
+		clone := c.clone
+		rs, err := replayview.OpenReplays(replayview.ReplayConfig{Files: diverged[:1], Sim: c.sim, Clone: clone})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,11 +121,14 @@ func TestReplaysSeek(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := fr.Sides[0].Hash; got != hex(want[f]) {
-				t.Errorf("clone %v: frame %d hash %s, want %s", clone != nil, f, got, hex(want[f]))
+				t.Errorf("case %d: frame %d hash %s, want %s", i, f, got, hex(want[f]))
 			}
 		}
 	}
 }
+
+// plainSim hides every optional interface of the simulation it holds.
+type plainSim struct{ lockstep.Simulation }
 
 func hex(v uint64) string {
 	const digits = "0123456789abcdef"

@@ -22,6 +22,10 @@ type ReplaysInfo struct {
 	Divergence *Divergence `json:"divergence,omitempty"`
 	// Reports are the desync reports the replays came from.
 	Reports []DesyncReport `json:"reports"`
+	// Checked is false until every file has been re-run from its buckets
+	// to check that it reproduces its recorded hashes (ReplayFileInfo's
+	// Reproduces, RerunFrame and RerunSection are set then).
+	Checked bool `json:"checked"`
 }
 
 // DesyncReport is what a member's desync report says (see

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phalanx-net/phalanx/examples/rts"
@@ -52,13 +54,9 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx replay view:", err)
 		return 1
 	}
+	stdout = &syncWriter{w: stdout} // the check below reports from its own goroutine
 	info := rs.Info()
-	fmt.Fprintf(stdout, "%d replay(s), %d frames, read and re-run in %.1f s\n", len(info.Files), info.Frames, time.Since(start).Seconds())
-	for _, f := range info.Files {
-		if !f.Reproduces && f.Error == "" {
-			fmt.Fprintf(stdout, "  %s: re-running its buckets does not reproduce its hashes from frame %d (section %q)\n", f.Name, f.RerunFrame, f.RerunSection)
-		}
-	}
+	fmt.Fprintf(stdout, "%d replay(s), %d frames, read in %.1f s; each is re-run to check its hashes while the page is served\n", len(info.Files), info.Frames, time.Since(start).Seconds())
 	if d := info.Divergence; d != nil {
 		fmt.Fprintf(stdout, "diverged: first divergent frame %d", d.Frame)
 		if d.Section != "" {
@@ -77,8 +75,37 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		start := time.Now()
+		rs.Check(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintf(stdout, "re-run in %.1f s\n", time.Since(start).Seconds())
+		for _, f := range rs.Info().Files {
+			if !f.Reproduces && f.Error == "" {
+				fmt.Fprintf(stdout, "  %s: re-running its buckets does not reproduce its hashes from frame %d (section %q)\n", f.Name, f.RerunFrame, f.RerunSection)
+			}
+		}
+	}()
+	defer func() { cancel(); <-checked }()
 	waitView(url, linger, stdout)
 	return 0
+}
+
+// syncWriter serializes writes to w from several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // openReports replaces every desync report among files by the replay it

@@ -58,7 +58,7 @@ type Replays struct {
 	files []*replayFile
 	info  view.ReplaysInfo
 
-	mu sync.Mutex // guards the files' simulations
+	mu sync.Mutex // guards the files' simulations, their saved states and info
 }
 
 // replayFile is one replay in memory.
@@ -82,8 +82,9 @@ type replayFile struct {
 	restored map[int64]*view.RestoredPair
 }
 
-// OpenReplays reads every file of cfg, re-runs each to check that it
-// reproduces its own hashes, and compares the others with the first.
+// OpenReplays reads every file of cfg and compares the others with the
+// first: their buckets and recorded hashes. Check then re-runs each, to
+// check that it reproduces its own hashes.
 func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 	if len(cfg.Files) == 0 || cfg.Sim == nil {
 		return nil, errors.New("replayview: OpenReplays needs files and a simulation factory")
@@ -146,16 +147,6 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		}
 		fis[i] = fi
 	}
-	// Re-run the files side by side: each has its own simulation.
-	var wg sync.WaitGroup
-	for i, f := range r.files {
-		wg.Go(func() {
-			if err := r.rerun(f, &fis[i]); err != nil {
-				fis[i].Error = err.Error()
-			}
-		})
-	}
-	wg.Wait()
 	for i, f := range r.files {
 		r.info.Files = append(r.info.Files, fis[i])
 		r.info.Frames = max(r.info.Frames, int64(len(f.buckets)))
@@ -211,29 +202,6 @@ func readReplay(name string) (*replayFile, error) {
 		}
 	}
 	return f, nil
-}
-
-// rerun steps f's simulation through all of f and compares its hashes with
-// the recorded checkpoints; it leaves the simulation at the start.
-func (r *Replays) rerun(f *replayFile, fi *view.ReplayFileInfo) error {
-	fi.Reproduces = true
-	var secs []lockstep.Section
-	for fr := range bucket.Frame(len(f.buckets)) {
-		r.stepTo(f, fr+1)
-		want, ok := f.checks[fr]
-		if !ok {
-			continue
-		}
-		if got := f.sim.Hash(); got != want.Hash {
-			fi.Reproduces, fi.RerunFrame = false, int64(fr)
-			if sh, ok := f.sim.(lockstep.SectionHasher); ok {
-				secs = sh.SectionHashes(secs[:0])
-				fi.RerunSection = firstSection(f.secs[fr], secs)
-			}
-			break
-		}
-	}
-	return r.reset(f)
 }
 
 // reset rebuilds f's simulation at frame 0.
@@ -371,7 +339,15 @@ func firstSection(a, b []lockstep.Section) string {
 }
 
 // Info describes the replays and where they first disagree.
-func (r *Replays) Info() view.ReplaysInfo { return r.info }
+// Until Check has returned, Info.Checked is false and no file is said to
+// reproduce its hashes.
+func (r *Replays) Info() view.ReplaysInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := r.info
+	info.Files = append([]view.ReplayFileInfo(nil), r.info.Files...)
+	return info
+}
 
 // Frame returns every replay at frame f: the worlds after it, its
 // buckets, the checkpoints. It returns ErrNoFrame outside every replay.

@@ -1,6 +1,7 @@
 package replayview_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -38,6 +39,10 @@ func TestReplaysFindDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if info := rs.Info(); info.Checked || info.Files[0].Reproduces {
+		t.Errorf("before Check: checked %v, file 0 reproduces %v", info.Checked, info.Files[0].Reproduces)
+	}
+	rs.Check(context.Background())
 	info := rs.Info()
 	d := info.Divergence
 	if d == nil {
@@ -47,7 +52,7 @@ func TestReplaysFindDivergence(t *testing.T) {
 		t.Errorf("divergence at frame %d section %q, last agreed %d, inputs from %d; want 100, units, 80, -1 (%s)",
 			d.Frame, d.Section, d.LastAgreed, d.InputsFrame, d.Text)
 	}
-	if info.Frames != 300 || !info.Files[0].Reproduces || info.Files[1].Reproduces ||
+	if !info.Checked || info.Frames != 300 || !info.Files[0].Reproduces || info.Files[1].Reproduces ||
 		info.Files[1].RerunFrame != 100 || info.Files[1].RerunSection != "units" {
 		t.Errorf("files %+v", info.Files)
 	}
@@ -115,6 +120,16 @@ func TestReplaysSeek(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checked := make(chan struct{})
+		switch i {
+		case 0:
+			close(checked) // seeks without a check
+		case 1:
+			rs.Check(context.Background()) // seeks start from the states it kept
+			close(checked)
+		default:
+			go func() { rs.Check(context.Background()); close(checked) }() // seeks while it runs
+		}
 		for _, f := range []int64{250, 17, 299, 0, 150, 149, 151, 3} {
 			fr, err := rs.Frame(f)
 			if err != nil {
@@ -124,6 +139,7 @@ func TestReplaysSeek(t *testing.T) {
 				t.Errorf("case %d: frame %d hash %s, want %s", i, f, got, hex(want[f]))
 			}
 		}
+		<-checked
 	}
 }
 

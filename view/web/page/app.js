@@ -263,15 +263,8 @@ async function startReplay() {
   $("#slider").max = info.frames - 1;
   $("#frameno").max = info.frames - 1;
   $("#status").textContent = `${info.files.length} replay(s), ${info.frames} frames`;
-  $("#files").innerHTML = info.files.map((f, i) =>
-    `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints, ${esc(f.end || "no end")}; ` +
-    (f.error ? `<span class="bad">${esc(f.error)}</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
-      : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
-    (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") +
-    (f.world_frame >= 0 ? `; its report holds the world its member had after frame <a href="#" class="world-jump" data-frame="${f.world_frame}">${f.world_frame}</a>` : "") +
-    ((f.restored_frames || []).length ? `; states restored from its report at frame(s) ` +
-      f.restored_frames.map((x) => `<a href="#" class="world-jump" data-frame="${x}">${x}</a>`).join(" and ") : "") + "</div>").join("");
-  for (const a of document.querySelectorAll(".world-jump")) a.onclick = (e) => { e.preventDefault(); seek(+a.dataset.frame); };
+  showFiles(info);
+  if (!info.checked) pollChecked();
   $("#reports").innerHTML = (info.reports || []).map((r) => `<div class="report"><h2>Desync report ${esc(r.file)}</h2>
     member ${r.self} found it comparing with member ${r.with} (${esc(r.engine)}, ${esc(r.sim)}, built with ${esc(r.build || "?")}): ${esc(r.detail)};
     member ${r.member} differs from the majority.
@@ -304,6 +297,36 @@ async function startReplay() {
     if (rp.playing) requestAnimationFrame(tick);
   };
   seek(d ? d.frame : 0);
+}
+
+// showFiles describes the replays: what each is and whether re-running
+// its buckets reproduces its hashes (once checked).
+function showFiles(info) {
+  $("#files").innerHTML = info.files.map((f, i) =>
+    `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints, ${esc(f.end || "no end")}; ` +
+    (f.error ? `<span class="bad">${esc(f.error)}</span>` : !info.checked ? `<span class="checking">checking that re-running its buckets reproduces its hashes…</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
+      : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
+    (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") +
+    (f.world_frame >= 0 ? `; its report holds the world its member had after frame <a href="#" class="world-jump" data-frame="${f.world_frame}">${f.world_frame}</a>` : "") +
+    ((f.restored_frames || []).length ? `; states restored from its report at frame(s) ` +
+      f.restored_frames.map((x) => `<a href="#" class="world-jump" data-frame="${x}">${x}</a>`).join(" and ") : "") + "</div>").join("");
+  for (const a of document.querySelectorAll(".world-jump")) a.onclick = (e) => { e.preventDefault(); seek(+a.dataset.frame); };
+}
+
+// pollChecked asks for the replays' description until the server has
+// re-run them all, and shows it then.
+async function pollChecked() {
+  for (;;) {
+    await new Promise((done) => setTimeout(done, 1000));
+    const info = await (await fetch("api/replay")).json();
+    if (info.checked) {
+      rp.info.files = info.files;
+      rp.info.checked = true;
+      showFiles(info);
+      if (rp.shown) { const f = rp.frame; rp.frame = -1; seek(f); } // the notes under each world depend on it
+      return;
+    }
+  }
 }
 
 function tick(now) {

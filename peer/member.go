@@ -81,7 +81,10 @@ type MemberConfig struct {
 	Record *Recording
 	// DesyncReports is the directory where the member writes a report when
 	// it finds a desync (see desyncreport.go); empty: Record.Dir, beside
-	// its replay, or none without a recording.
+	// its replay, or none without a recording. With a report directory and
+	// a NewSim simulation that is a lockstep.Snapshotter, the member keeps
+	// its recent states, and each report holds both sides' states around
+	// the divergence (desyncstates.go).
 	DesyncReports string
 
 	// OnStep, when set, is called after each frame is stepped, with its

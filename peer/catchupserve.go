@@ -1,0 +1,342 @@
+package peer
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/rng"
+)
+
+// The catch-up protocol's messages: a type byte, the payload's length as a
+// uvarint (at most maxCatchupMessage) and the payload. The joiner opens a
+// stream per request and sends one request message; the member answers
+// with info, or with chunks or buckets and an end, or with an error, and
+// closes the stream.
+const (
+	msgRequest  = 1 // JSON catchupRequest
+	msgInfo     = 2 // JSON catchupInfo
+	msgChunk    = 3 // bytes of a checkpoint, from the offset asked for on
+	msgBucket   = 4 // one bucket, appendBucket's encoding
+	msgEnd      = 5 // empty: all asked for was sent
+	msgRefusal  = 6 // text: why the request is refused
+	catchupIdle = 30 * time.Second
+)
+
+// catchupRequest is a joiner's request.
+type catchupRequest struct {
+	Session string `json:"session"`
+	Kind    string `json:"kind"` // "info", "checkpoint" or "buckets"
+	// info: the joiner's new datagram address, for the members that dial it
+	Endpoint string `json:"endpoint,omitempty"`
+	// checkpoint: its frame and the byte offset to send from
+	Frame  int64 `json:"frame,omitempty"`
+	Offset int64 `json:"offset,omitempty"`
+	// buckets: the frames From to To, inclusive
+	From int64 `json:"from,omitempty"`
+	To   int64 `json:"to,omitempty"`
+}
+
+// catchupInfo is a member's answer to an info request: the session as the
+// members agreed it, and what the member holds for joiners.
+type catchupInfo struct {
+	ID          string        `json:"id"`
+	Params      SessionParams `json:"params"`
+	Seed        rng.Seed      `json:"seed"`
+	Members     []string      `json:"members"`
+	Endpoints   []string      `json:"endpoints"`
+	StartUnixNS int64         `json:"start_unix_ns"`
+	Self        int           `json:"self"`
+	Live        uint64        `json:"live"`    // slots it counts live (bit i: slot i), itself included
+	From        int64         `json:"from"`    // first frame whose bucket it holds
+	Stepped     int64         `json:"stepped"` // newest frame it stepped, or -1
+	Checkpoints []cpInfo      `json:"checkpoints"`
+}
+
+// cpInfo describes one checkpoint a member holds.
+type cpInfo struct {
+	Frame int64  `json:"frame"`
+	Hash  uint64 `json:"hash"`
+	Size  int64  `json:"size"`
+}
+
+// catchupServer is a playing member's side of the protocol.
+type catchupServer struct {
+	sess   *Agreement
+	arch   *archive
+	rate   int           // bytes per second per stream
+	live   func() uint64 // slots this member counts live
+	redial func(bucket.Slot, netip.AddrPort)
+	log    *slog.Logger
+	busy   atomic.Int32
+	ctx    context.Context // ends when the member stops serving
+}
+
+// handleCatchup serves one catch-up stream, on libp2p's goroutine for it:
+// nothing here waits for the member's session, which only appends to the
+// archive.
+func (h *Host) handleCatchup(s network.Stream) {
+	srv := h.catchup.Load()
+	from := s.Conn().RemotePeer()
+	if srv == nil {
+		_ = s.Reset()
+		return
+	}
+	defer s.Close()
+	slot, member := srv.sess.Slot(from)
+	if !member || slot == srv.sess.Self {
+		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
+		writeRefusal(s, "not a member of this session")
+		return
+	}
+	if srv.busy.Add(1) > maxCatchupStreams {
+		srv.busy.Add(-1)
+		writeRefusal(s, "busy")
+		return
+	}
+	defer srv.busy.Add(-1)
+	_ = s.SetDeadline(time.Now().Add(catchupIdle))
+	r := bufio.NewReader(s)
+	typ, body, err := readMsg(r, nil)
+	var req catchupRequest
+	if err == nil && (typ != msgRequest || json.Unmarshal(body, &req) != nil) {
+		err = errors.New("malformed request")
+	}
+	if err != nil {
+		writeRefusal(s, err.Error())
+		return
+	}
+	if req.Session != srv.sess.ID {
+		writeRefusal(s, "another session")
+		return
+	}
+	ctx, cancel := context.WithCancel(srv.ctx)
+	defer cancel()
+	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s}
+	switch req.Kind {
+	case "info":
+		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil {
+			srv.redial(slot, ap)
+		}
+		b, _ := json.Marshal(srv.info())
+		err = writeMsg(w, msgInfo, b)
+	case "checkpoint":
+		err = srv.serveCheckpoint(w, req)
+	case "buckets":
+		err = srv.serveBuckets(ctx, w, req)
+	default:
+		err = fmt.Errorf("unknown request %q", req.Kind)
+	}
+	if err != nil {
+		srv.log.Debug("peer: catch-up stream ended", "member", slot, "kind", req.Kind, "err", err)
+		writeRefusal(s, err.Error())
+	}
+}
+
+// info describes the session and what this member holds.
+func (srv *catchupServer) info() catchupInfo {
+	cps, from, next := srv.arch.state()
+	in := catchupInfo{
+		ID: srv.sess.ID, Params: srv.sess.Params, Seed: srv.sess.Seed,
+		StartUnixNS: srv.sess.Start.UnixNano(), Self: int(srv.sess.Self),
+		Live: srv.live(), From: int64(from), Stepped: int64(next) - 1,
+	}
+	for _, m := range srv.sess.Members {
+		in.Members = append(in.Members, m.String())
+	}
+	for _, e := range srv.sess.Endpoints {
+		in.Endpoints = append(in.Endpoints, e.String())
+	}
+	for _, cp := range cps {
+		in.Checkpoints = append(in.Checkpoints, cpInfo{Frame: int64(cp.frame), Hash: cp.hash, Size: int64(len(cp.data))})
+	}
+	return in
+}
+
+// serveCheckpoint sends a checkpoint's bytes from req.Offset on, in chunks.
+func (srv *catchupServer) serveCheckpoint(w *pacedWriter, req catchupRequest) error {
+	cp, ok := srv.arch.checkpointAt(bucket.Frame(req.Frame))
+	if !ok {
+		return fmt.Errorf("%w: no checkpoint of frame %d", errGone, req.Frame)
+	}
+	if req.Offset < 0 || req.Offset > int64(len(cp.data)) {
+		return fmt.Errorf("offset %d outside the checkpoint's %d bytes", req.Offset, len(cp.data))
+	}
+	for off := int(req.Offset); off < len(cp.data); off += catchupChunk {
+		if err := writeMsg(w, msgChunk, cp.data[off:min(off+catchupChunk, len(cp.data))]); err != nil {
+			return err
+		}
+	}
+	return writeMsg(w, msgEnd, nil)
+}
+
+// serveBuckets sends the buckets of frames req.From to req.To, each as soon
+// as this member has stepped it.
+func (srv *catchupServer) serveBuckets(ctx context.Context, w *pacedWriter, req catchupRequest) error {
+	if req.From < 0 || req.To < req.From || req.To-req.From >= catchupWindow {
+		return fmt.Errorf("frames %d to %d: want at most %d from 0 on", req.From, req.To, catchupWindow)
+	}
+	var buf []byte
+	for f := req.From; f <= req.To; f++ {
+		var err error
+		// A frame not stepped yet is waited for, as long as the stream's
+		// deadline allows (the joiner asks for frames up to the admission
+		// frame, a little in the future).
+		wctx, cancel := context.WithTimeout(ctx, catchupIdle)
+		buf, err = srv.arch.bucketAt(wctx, buf[:0], bucket.Frame(f))
+		cancel()
+		if err != nil {
+			return err
+		}
+		_ = w.stream.SetDeadline(time.Now().Add(catchupIdle))
+		if err := writeMsg(w, msgBucket, buf); err != nil {
+			return err
+		}
+	}
+	return writeMsg(w, msgEnd, nil)
+}
+
+// pacedWriter writes no faster than rate bytes per second on average: a
+// catch-up never takes more of the member's uplink than that.
+type pacedWriter struct {
+	w      io.Writer
+	stream network.Stream
+	rate   int
+	start  time.Time
+	sent   int64
+}
+
+func (p *pacedWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.sent += int64(n)
+	if p.rate > 0 {
+		due := p.start.Add(time.Duration(p.sent * int64(time.Second) / int64(p.rate)))
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	return n, err
+}
+
+// writeMsg writes one message.
+func writeMsg(w io.Writer, typ byte, body []byte) error {
+	hdr := binary.AppendUvarint([]byte{typ}, uint64(len(body)))
+	if _, err := w.Write(append(hdr, body...)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func writeRefusal(s network.Stream, why string) {
+	_ = s.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = writeMsg(s, msgRefusal, []byte(why))
+}
+
+// errRefused wraps a member's refusal of a request.
+var errRefused = errors.New("refused")
+
+// readMsg reads one message into buf's storage.
+func readMsg(r *bufio.Reader, buf []byte) (byte, []byte, error) {
+	typ, err := r.ReadByte()
+	if err != nil {
+		return 0, nil, err
+	}
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if n > maxCatchupMessage {
+		return 0, nil, fmt.Errorf("a message of %d bytes, past the bound of %d", n, maxCatchupMessage)
+	}
+	if uint64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return 0, nil, err
+	}
+	if typ == msgRefusal {
+		return typ, buf, fmt.Errorf("%w: %s", errRefused, buf)
+	}
+	return typ, buf, nil
+}
+
+// agreement rebuilds the session a member described, for member self of
+// it.
+func (in *catchupInfo) agreement(self peer.ID, endpoint netip.AddrPort) (*Agreement, error) {
+	sess := &Agreement{ID: in.ID, Params: in.Params, Seed: in.Seed, Start: time.Unix(0, in.StartUnixNS)}
+	if len(in.Members) != len(in.Endpoints) || len(in.Members) != in.Params.Members {
+		return nil, errors.New("members and endpoints do not match")
+	}
+	for i, s := range in.Members {
+		id, err := peer.Decode(s)
+		if err != nil {
+			return nil, err
+		}
+		ap, err := netip.ParseAddrPort(in.Endpoints[i])
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && id <= sess.Members[i-1] {
+			return nil, errors.New("members not in order")
+		}
+		sess.Members = append(sess.Members, id)
+		sess.Endpoints = append(sess.Endpoints, ap)
+	}
+	slot, ok := sess.Slot(self)
+	if !ok {
+		return nil, ErrNotAMember
+	}
+	sess.Self = slot
+	sess.Endpoints[slot] = endpoint
+	return sess, nil
+}
+
+// ErrNotAMember is the error of a Member that comes back (MemberConfig.Rejoin)
+// into a session its identity is no member of.
+var ErrNotAMember = errors.New("peer: this identity is no member of the session")
+
+// serveCatchup makes the member serve members that come back, from its
+// archive, until the returned function is called.
+func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transport) (stop func()) {
+	every := m.cfg.CheckpointEvery
+	if every == 0 {
+		every = DefaultCheckpointEvery
+	}
+	rate := m.cfg.CatchupRate
+	if rate <= 0 {
+		rate = DefaultCatchupRate
+	}
+	a := newArchive(every)
+	ctx, cancel := context.WithCancel(ctx)
+	all := uint64(1)<<len(sess.Members) - 1
+	if len(sess.Members) == 64 {
+		all = ^uint64(0)
+	}
+	srv := &catchupServer{
+		sess: sess, arch: a, rate: rate, log: m.log, ctx: ctx,
+		live:   func() uint64 { return all &^ m.gone.Load() },
+		redial: tr.redial,
+	}
+	m.mu.Lock()
+	m.arch = a
+	m.mu.Unlock()
+	m.cfg.Host.catchup.Store(srv)
+	return func() {
+		m.cfg.Host.catchup.CompareAndSwap(srv, nil)
+		cancel()
+		a.close()
+	}
+}

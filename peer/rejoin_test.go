@@ -1,0 +1,156 @@
+package peer
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+)
+
+// snapTally is a tally that saves and restores its state, padded to
+// several chunks of the catch-up protocol so a checkpoint is split among
+// members.
+type snapTally struct{ tally }
+
+const snapPad = 3*catchupChunk + 123
+
+func (s *snapTally) AppendSnapshot(dst []byte) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, s.state)
+	for i := range snapPad {
+		dst = append(dst, byte(s.state>>(i%8*8))^byte(i))
+	}
+	return dst
+}
+
+func (s *snapTally) Restore(data []byte) error {
+	if len(data) != 8+snapPad {
+		return errors.New("snapTally: wrong size")
+	}
+	s.state = binary.LittleEndian.Uint64(data)
+	for i := range snapPad {
+		if data[8+i] != byte(s.state>>(i%8*8))^byte(i) {
+			return errors.New("snapTally: damaged")
+		}
+	}
+	return nil
+}
+
+// TestMemberRejoins runs three members over QUIC on loopback, crashes the
+// middle one (no leave: the others drop it), and brings it back as a new
+// host with the same key: it must be admitted at a frame every member
+// reports, catch up from the survivors (from a vouched checkpoint, or from
+// frame 0 without the snapshot interface) and end on the same final hash.
+func TestMemberRejoins(t *testing.T) {
+	for _, snapshot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("snapshot=%v", snapshot), func(t *testing.T) { testMemberRejoins(t, snapshot) })
+	}
+}
+
+func testMemberRejoins(t *testing.T, snapshot bool) {
+	const frames = 300
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 3)
+	// Slots follow the peer IDs: index i is then slot i.
+	slices.SortFunc(hosts, func(a, b *Host) int { return strings.Compare(string(a.ID()), string(b.ID())) })
+	params := SessionParams{SessionID: "rejoin-test", Members: 3, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: frames}
+	newSim := func(*Agreement) lockstep.Simulation {
+		if snapshot {
+			return &snapTally{}
+		}
+		return &tally{}
+	}
+	cfg := func(h *Host, join []AddrInfo) MemberConfig {
+		return MemberConfig{
+			Host: h, Params: params, Join: join, NewSim: newSim,
+			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f), byte(f >> 8)}} },
+			Configure:       func(c *lockstep.Config) { c.DropTimeout = time.Second },
+			CheckpointEvery: 50,
+			Logger:          testLogger(),
+		}
+	}
+	members := make([]*Member, 3)
+	crashCtx, crash := context.WithCancel(ctx)
+	defer crash()
+	for i, h := range hosts {
+		c := ctx
+		if i == 1 {
+			c = crashCtx
+		}
+		m, err := Start(c, cfg(h, othersOf(hosts, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members[i] = m
+	}
+	waitFrame := func(m *Member, f bucket.Frame) {
+		t.Helper()
+		for m.Status().Frame < f {
+			select {
+			case <-m.Done():
+				t.Fatalf("member ended before frame %d: %v", f, m.Status())
+			case <-ctx.Done():
+				t.Fatalf("frame %d not reached: %v", f, m.Status())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	// The member of slot 1 crashes: one survivor has a lower peer ID (it
+	// dials the member again), the other a higher one.
+	waitFrame(members[1], 80)
+	if s := members[1].Status().Slot; s != 1 {
+		t.Fatalf("the host of index 1 has slot %d", s)
+	}
+	crash()
+	<-members[1].Done()
+	key := hosts[1].key
+	hosts[1].Close()
+	survivors := []*Member{members[0], members[2]}
+	for _, m := range survivors {
+		waitFrame(m, 130) // past the drop (a second) on every survivor
+	}
+	back := newHostWithKey(t, key)
+	bc := cfg(back, []AddrInfo{hosts[0].AddrInfo(), hosts[2].AddrInfo()})
+	bc.Rejoin = true
+	rejoined, err := Start(ctx, bc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hashes []uint64
+	for _, m := range append(survivors, rejoined) {
+		st, err := m.Wait()
+		if err != nil || !st.Completed {
+			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
+		}
+		hashes = append(hashes, st.Hash)
+	}
+	if hashes[0] != hashes[1] || hashes[0] != hashes[2] {
+		t.Fatalf("final hashes differ: %016x", hashes)
+	}
+	adm, ok := rejoined.Admission()
+	if !ok {
+		t.Fatal("the member that came back reports no admission")
+	}
+	t.Logf("admitted at %d: %+v", adm.Frame, adm)
+	if snapshot != adm.Verified || snapshot != (adm.CheckpointFrame >= 0) || adm.Bytes == 0 || adm.Servers != 2 {
+		t.Fatalf("admission %+v: want a verified checkpoint %v, bytes, 2 servers", adm, snapshot)
+	}
+	for _, m := range append(survivors, rejoined) {
+		found := false
+		for _, e := range m.Events() {
+			if e.Type == lockstep.EventRejoin && e.Member == 1 {
+				found = found || e.Frame == adm.Frame
+			}
+		}
+		if !found {
+			t.Errorf("member %d: no rejoin event of slot 1 at frame %d in %v", m.Status().Slot, adm.Frame, m.Events())
+		}
+	}
+}

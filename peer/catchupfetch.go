@@ -114,7 +114,7 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 			return ctx.Err()
 		}
 		id := servers[(first+try)%len(servers)]
-		s, r, err := f.request(ctx, id, catchupRequest{Kind: "checkpoint", Frame: frame, Offset: off})
+		s, r, err := f.request(ctx, id, catchupRequest{Kind: "checkpoint", Frame: frame, Offset: off, To: hi})
 		if err != nil {
 			last = err
 			continue
@@ -130,7 +130,7 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 				err = errors.New("the checkpoint ended early")
 				break
 			}
-			if typ != msgChunk || off+int64(len(buf)) > int64(len(data)) {
+			if typ != msgChunk || off+int64(len(buf)) > hi {
 				err = errors.New("a malformed checkpoint chunk")
 				break
 			}

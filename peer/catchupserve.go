@@ -41,7 +41,8 @@ type catchupRequest struct {
 	Kind    string `json:"kind"` // "info", "checkpoint" or "buckets"
 	// info: the joiner's new datagram address, for the members that dial it
 	Endpoint string `json:"endpoint,omitempty"`
-	// checkpoint: its frame and the byte offset to send from
+	// checkpoint: its frame, the byte offset to send from and the one to
+	// stop before (To; 0: the end)
 	Frame  int64 `json:"frame,omitempty"`
 	Offset int64 `json:"offset,omitempty"`
 	// buckets: the frames From to To, inclusive
@@ -171,11 +172,15 @@ func (srv *catchupServer) serveCheckpoint(w *pacedWriter, req catchupRequest) er
 	if !ok {
 		return fmt.Errorf("%w: no checkpoint of frame %d", errGone, req.Frame)
 	}
-	if req.Offset < 0 || req.Offset > int64(len(cp.data)) {
-		return fmt.Errorf("offset %d outside the checkpoint's %d bytes", req.Offset, len(cp.data))
+	end := int64(len(cp.data))
+	if req.To > 0 {
+		end = min(end, req.To)
 	}
-	for off := int(req.Offset); off < len(cp.data); off += catchupChunk {
-		if err := writeMsg(w, msgChunk, cp.data[off:min(off+catchupChunk, len(cp.data))]); err != nil {
+	if req.Offset < 0 || req.Offset > end {
+		return fmt.Errorf("offset %d outside the checkpoint's %d bytes", req.Offset, end)
+	}
+	for off := int(req.Offset); off < int(end); off += catchupChunk {
+		if err := writeMsg(w, msgChunk, cp.data[off:min(off+catchupChunk, int(end))]); err != nil {
 			return err
 		}
 	}

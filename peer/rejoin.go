@@ -190,7 +190,7 @@ func (m *Member) rejoin(ctx context.Context) error {
 		}
 	}()
 	err = m.drive(ctx, sess, runDone)
-	if err == nil && stepErr == nil {
+	if err == nil {
 		leaveCtx, cancel := context.WithTimeout(ctx, leaveTimeout)
 		if ls.Close(leaveCtx) != nil {
 			stopRun()

@@ -47,6 +47,8 @@ type memberFlags struct {
 	// desyncReports is where it writes a desync report.
 	perturb       int64
 	desyncReports string
+	// rejoin: come back into a running session with --key's identity.
+	rejoin bool
 	relayFlags
 }
 
@@ -69,6 +71,7 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&mf.uiFeed, "ui-feed", false, "(phalanx mesh --ui) print view lines and take orders from the page on stdin")
 	fs.BoolVar(&mf.uiScene, "ui-scene", false, "(phalanx mesh --ui) describe the world in the view lines")
 	fs.Int64Var(&mf.perturb, "perturb", -1, "after `FRAME` alter this member's simulation state, so that the others find a desync")
+	fs.BoolVar(&mf.rejoin, "rejoin", false, "come back into a running session with the identity of --key, a member the others dropped: --join lists one or more live members")
 	fs.StringVar(&mf.desyncReports, "desync-reports", "", "write a report into `DIR` when this member finds a desync (default: beside its --record replay)")
 	mf.registerRelay(fs)
 }
@@ -111,7 +114,10 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if err := mf.checkRelay(); err != nil {
 			return err
 		}
-		if !mesh && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
+		if mf.rejoin && (mf.key == "" || !mesh && len(mf.join) == 0) {
+			return errors.New("--rejoin needs --key (the identity of the member that comes back) and --join (a live member)")
+		}
+		if !mesh && !mf.rejoin && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
 		if _, err := peer.ParseAddrs(mf.join...); err != nil { // before the host starts
@@ -265,6 +271,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		MDNS:         mf.mdns,
 		Meet:         mf.meet(),
 		LobbyTimeout: mf.lobbyTimeout,
+		Rejoin:       mf.rejoin,
 		NewSim: func(s *peer.Agreement) lockstep.Simulation {
 			run.started(s, game(s))
 			sim := run.g.newSim(s.Self)

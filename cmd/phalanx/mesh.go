@@ -66,6 +66,17 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		perturbs[idx] = frame
 		return nil
 	})
+	rejoinAt := map[int]int64{}
+	fs.Func("rejoin", "start member process `INDEX@FRAME`, killed before (--kill), again with the same key once a survivor reached that frame: it comes back into the session and catches up (repeatable)", func(v string) error {
+		i, fr, ok := strings.Cut(v, "@")
+		idx, err1 := strconv.Atoi(i)
+		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		if !ok || err1 != nil || err2 != nil || idx < 0 || frame < 0 {
+			return fmt.Errorf("want INDEX@FRAME, like 1@400")
+		}
+		rejoinAt[idx] = frame
+		return nil
+	})
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
@@ -118,7 +129,20 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies()}
+	for idx, fr := range rejoinAt {
+		if k, ok := killAt[idx]; !ok || k >= fr {
+			fmt.Fprintf(stderr, "phalanx mesh: --rejoin %d@%d: want a --kill of that member process at an earlier frame\n", idx, fr)
+			return 2
+		}
+	}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt}
+	if len(rejoinAt) > 0 {
+		if m.keyDir, err = os.MkdirTemp("", "phalanx-mesh-keys-"); err != nil {
+			fmt.Fprintln(stderr, "phalanx mesh:", err)
+			return 1
+		}
+		defer os.RemoveAll(m.keyDir)
+	}
 	if *ui {
 		m.view = newMeshView(m)
 		m.view.publish(false, "")
@@ -168,6 +192,13 @@ type meshRun struct {
 	// perturbs are the --perturb flags: frames by process index.
 	perturbs map[int]int64
 
+	// rejoinAt are the --rejoin flags: frames by process index (meshrejoin.go).
+	rejoinAt map[int]int64
+	keyDir   string
+	rejoins  []*meshRejoin
+	feed     chan procLine
+	readers  sync.WaitGroup
+
 	mu    sync.Mutex
 	procs []*meshProc
 	lat   *cmdLatencies
@@ -186,6 +217,9 @@ func (m *meshRun) memberArgs(index int) []string {
 	if f.record != "" {
 		args = append(args, "--record", f.record)
 	}
+	if _, ok := m.rejoinAt[index]; ok {
+		args = append(args, "--key", m.keyFile(index))
+	}
 	if fr, ok := m.perturbs[index]; ok {
 		args = append(args, "--perturb", strconv.FormatInt(fr, 10))
 	}
@@ -198,59 +232,63 @@ func (m *meshRun) memberArgs(index int) []string {
 	return args
 }
 
+// procLine is one line a member process printed.
+type procLine struct {
+	p   *meshProc
+	msg memberMsg
+}
+
+// startProc starts member process index with args; its reader sends its
+// lines to m.feed.
+func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []string) (*meshProc, error) {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stderr = &prefixWriter{w: m.stderr, prefix: fmt.Sprintf("[member %d] ", index)}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting a member: %w", err)
+	}
+	p := &meshProc{index: index, cmd: cmd, stdin: stdin, slot: -1}
+	m.procs = append(m.procs, p)
+	m.readers.Add(1)
+	go func() {
+		defer m.readers.Done()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var msg memberMsg
+			if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
+				fmt.Fprintf(m.stderr, "[member %d] %s\n", p.index, sc.Text())
+				continue
+			}
+			m.feed <- procLine{p, msg}
+		}
+	}()
+	return p, nil
+}
+
 func (m *meshRun) run(ctx context.Context, exe string) int {
 	start := time.Now()
-	lines := make(chan struct {
-		p   *meshProc
-		msg memberMsg
-	}, 64)
+	lines := make(chan procLine, 64)
 	// The readers send to feed and the last one closes it; the loop below
 	// reads lines, which it sets to nil when it stops reading.
-	feed := lines
-	var readers sync.WaitGroup
+	m.feed = lines
 	for i := range m.n {
-		cmd := exec.CommandContext(ctx, exe, m.memberArgs(i)...)
-		cmd.Stderr = &prefixWriter{w: m.stderr, prefix: fmt.Sprintf("[member %d] ", i)}
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
+		if _, err := m.startProc(ctx, exe, i, m.memberArgs(i)); err != nil {
 			fmt.Fprintln(m.stderr, "phalanx mesh:", err)
 			m.abort()
 			return 1
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			fmt.Fprintln(m.stderr, "phalanx mesh:", err)
-			m.abort()
-			return 1
-		}
-		if err := cmd.Start(); err != nil {
-			fmt.Fprintln(m.stderr, "phalanx mesh: starting a member:", err)
-			m.abort()
-			return 1
-		}
-		p := &meshProc{index: i, cmd: cmd, stdin: stdin, slot: -1}
-		m.procs = append(m.procs, p)
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 64<<20)
-			for sc.Scan() {
-				var msg memberMsg
-				if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
-					fmt.Fprintf(m.stderr, "[member %d] %s\n", p.index, sc.Text())
-					continue
-				}
-				feed <- struct {
-					p   *meshProc
-					msg memberMsg
-				}{p, msg}
-			}
-		}()
 	}
 	go func() {
-		readers.Wait()
-		close(feed)
+		m.readers.Wait()
+		close(m.feed)
 	}()
 	tty := isTerminal(m.stdout)
 	over := "datagrams"
@@ -285,6 +323,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					fmt.Fprintf(m.stderr, "phalanx mesh: killed member process %d at frame %d\n", l.p.index, l.msg.Frame)
 					m.lat.recheck(m.live())
 				}
+				m.rejoinDue(ctx, exe, l.p)
 				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
 					l.p.frozen = true
 					proc := l.p.cmd.Process
@@ -308,6 +347,9 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 			}
 			if m.view != nil {
 				m.view.take(l.p, l.msg)
+			}
+			if l.msg.Type == "addrs" {
+				m.rejoinAddrs(l.p)
 			}
 			if !addrsSent {
 				all := true
@@ -361,6 +403,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		m.drawTable(drawn)
 	}
 	rep, ok := m.report(time.Since(start))
+	rejoinStalls := m.rejoinReport(rep)
 	rep.print(m.stdout)
 	if m.view != nil {
 		m.mu.Lock()
@@ -370,7 +413,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	usage := m.usage()
 	printUsage(m.stdout, usage)
 	if m.f.json {
-		b, _ := json.Marshal(meshReport{rep, m.f.transport, usage})
+		b, _ := json.Marshal(meshReport{rep, m.f.transport, usage, rejoinStalls})
 		fmt.Fprintln(m.stdout, string(b))
 	}
 	if !ok || !rep.Identical {
@@ -385,6 +428,10 @@ type meshReport struct {
 	*report
 	Transport string        `json:"transport"` // datagram or stream
 	Members   []memberUsage `json:"members"`   // each member process: how it ended, its memory and CPU over time
+	// RejoinStallRate: the survivors' stalls per frame while members that
+	// came back (--rejoin) caught up, from their start to their first
+	// stepped frame.
+	RejoinStallRate *float64 `json:"rejoin_stall_rate,omitempty"`
 }
 
 // abort kills the member processes started so far and waits for them.

@@ -67,4 +67,21 @@ type memberResult struct {
 	EndHeapKB float64 `json:"end_heap_kb,omitempty"`
 	// Paths says how the member reached the others (phalanx peer --json).
 	Paths *pathsReport `json:"paths,omitempty"`
+	// Admission is how a member that came back (--rejoin) was admitted
+	// and caught up; Admitted lists the admissions its engine reported
+	// (slot, frame).
+	Admission *memberAdmission `json:"admission,omitempty"`
+	Admitted  [][2]int64       `json:"admitted,omitempty"`
+}
+
+// memberAdmission is peer.Admission in a member's result.
+type memberAdmission struct {
+	Frame           int64   `json:"frame"`
+	CheckpointFrame int64   `json:"checkpoint_frame"`
+	Verified        bool    `json:"verified"`
+	CatchupFrames   int     `json:"catchup_frames"`
+	Bytes           int64   `json:"bytes"`
+	Servers         int     `json:"servers"`
+	TransferMS      float64 `json:"transfer_ms"`
+	CatchupMS       float64 `json:"catchup_ms"`
 }

@@ -274,16 +274,34 @@ func (m *Member) stepJoined(ctx context.Context, f *fetcher, ls *lockstep.Sessio
 // (the one, when only one answers), else from frame 0.
 func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at bucket.Frame) (Admission, error) {
 	adm := Admission{Frame: at, CheckpointFrame: -1}
-	infos := make([]*catchupInfo, len(servers))
-	var wg sync.WaitGroup
-	for i, id := range servers {
-		wg.Go(func() {
-			ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			infos[i], _ = f.info(ictx, id)
-		})
+	// The members have not stepped the frames up to the admission yet:
+	// ask until they have, so that the newest checkpoint before it is
+	// known (the buckets up to it are needed anyway).
+	var infos []*catchupInfo
+	for wait := 0; ; wait++ {
+		infos = make([]*catchupInfo, len(servers))
+		var wg sync.WaitGroup
+		for i, id := range servers {
+			wg.Go(func() {
+				ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				infos[i], _ = f.info(ictx, id)
+			})
+		}
+		wg.Wait()
+		behind := false
+		for _, in := range infos {
+			behind = behind || in != nil && bucket.Frame(in.Stepped) < at-1
+		}
+		if !behind || wait >= 100 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return adm, ctx.Err()
+		case <-time.After(4 * m.sess.Frame()):
+		}
 	}
-	wg.Wait()
 	var answered []*catchupInfo
 	var ids []peer.ID
 	for i, in := range infos {

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMeshRejoin: three member processes play the example RTS over QUIC on
+// loopback; one is killed with SIGKILL, and a new process with its key
+// comes back, is admitted at a frame every member reports, catches up
+// from a checkpoint the survivors vouched for, and ends on the same final
+// hash as the survivors.
+func TestMeshRejoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts four processes for a 20 s session")
+	}
+	t.Setenv("PHALANX_TEST_MEMBER", "1")
+	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "400", "--frame-ms", "40", "--profile", "lan",
+		"--kill", "1@60", "--rejoin", "1@190", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	m := lastJSON(t, out)
+	if m["identical"] != true || len(m["survivors"].([]any)) != 3 {
+		t.Fatalf("identical %v, survivors %v (the one that came back included)\n%s", m["identical"], m["survivors"], errs)
+	}
+	adms, _ := m["admissions"].([]any)
+	if len(adms) != 1 {
+		t.Fatalf("admissions %v, want one", m["admissions"])
+	}
+	a := adms[0].(map[string]any)
+	if a["kind"] != "rejoin" || a["requested_frame"] != 190.0 || a["admitted_frame"].(float64) < 190 ||
+		a["snapshot_verified"] != true || a["bytes_received"].(float64) <= 0 || len(a["reported_by"].([]any)) != 3 {
+		t.Fatalf("admission %v", a)
+	}
+	if !strings.Contains(errs, "comes back as process 3 with the same key") {
+		t.Errorf("stderr does not say the member came back:\n%s", errs)
+	}
+}

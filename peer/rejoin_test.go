@@ -154,3 +154,44 @@ func testMemberRejoins(t *testing.T, snapshot bool) {
 		}
 	}
 }
+
+// TestStrangerCannotRejoin: a host whose identity is no member of a
+// running session gets nothing from its members: the connection or the
+// catch-up stream is refused, and the member fails.
+func TestStrangerCannotRejoin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 3)
+	params := SessionParams{SessionID: "stranger-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 150}
+	var members []*Member
+	for i, h := range hosts[:2] {
+		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i),
+			NewSim: func(*Agreement) lockstep.Simulation { return &tally{} }, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	for members[0].Status().Frame < 10 {
+		select {
+		case <-members[0].Done():
+			t.Fatalf("member ended: %v", members[0].Status())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	stranger, err := Start(ctx, MemberConfig{Host: hosts[2], Params: params, Join: []AddrInfo{hosts[0].AddrInfo(), hosts[1].AddrInfo()},
+		NewSim: func(*Agreement) lockstep.Simulation { return &tally{} }, Rejoin: true, LobbyTimeout: 20 * time.Second, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := stranger.Wait()
+	if err == nil || st.Slot >= 0 {
+		t.Fatalf("a stranger came in: slot %d, err %v", st.Slot, err)
+	}
+	t.Logf("refused: %v", err)
+	for _, m := range members {
+		if st, err := m.Wait(); err != nil || !st.Completed {
+			t.Fatalf("member: %v, %v", st, err)
+		}
+	}
+}

@@ -104,8 +104,9 @@ func openTransports(t *testing.T, hosts []*Host, sessions []*Agreement, cfg func
 	t.Helper()
 	// Connections are set up over the impaired socket: on the bad profile a
 	// handshake that meets a loss burst waits out QUIC's doubling probe
-	// timeouts, several seconds under the race detector on a busy machine.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// timeouts, several seconds under the race detector on a busy machine, and
+	// several handshakes of one member may meet bursts in a row.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	trs := make([]*Transport, len(hosts))
 	errs := make([]error, len(hosts))

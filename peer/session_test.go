@@ -83,11 +83,16 @@ func playSession(t *testing.T, limit time.Duration, sessions []*Agreement, trs [
 	runs := make([]*lockstep.Session, members)
 	origin := time.Now()
 	clock := func() time.Duration { return time.Since(origin) }
+	// The agreed start may have passed while a loaded machine opened the
+	// transports; the cores would then run the frames up to now empty, all
+	// at once, and the commands would land past the frames compared. The
+	// members share this process, so they share one later start instead.
+	start := max(sessions[0].Start.Sub(origin), 0)
 	for i := range members {
 		hashes[i] = map[bucket.Frame]uint64{}
 		sess := sessions[i]
 		cfg := base
-		cfg.Members, cfg.Self, cfg.Session, cfg.Start = members, sess.Self, sess.Tag(), sess.Start.Sub(origin)
+		cfg.Members, cfg.Self, cfg.Session, cfg.Start = members, sess.Self, sess.Tag(), start
 		s, err := lockstep.NewSession(lockstep.SessionConfig{
 			Core:      cfg,
 			Sim:       &hashSim{},

@@ -34,6 +34,7 @@ type Admission struct {
 	Bytes           int64         // checkpoint and bucket bytes received
 	Servers         int           // live members it fetched from
 	Transfer        time.Duration // from the admission to the last byte received
+	Fetch           time.Duration // of which fetching, once the members had stepped the frame before the admission
 	Catchup         time.Duration // from the admission to the first live frame stepped
 }
 
@@ -272,8 +273,8 @@ func (m *Member) stepJoined(ctx context.Context, f *fetcher, ls *lockstep.Sessio
 // catchUp steps the simulation through frame at-1 from what the servers
 // hold: from the newest checkpoint before at that two of them vouch for
 // (the one, when only one answers), else from frame 0.
-func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at bucket.Frame) (Admission, error) {
-	adm := Admission{Frame: at, CheckpointFrame: -1}
+func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at bucket.Frame) (adm Admission, err error) {
+	adm = Admission{Frame: at, CheckpointFrame: -1}
 	// The members have not stepped the frames up to the admission yet:
 	// ask until they have, so that the newest checkpoint before it is
 	// known (the buckets up to it are needed anyway).
@@ -302,6 +303,8 @@ func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at 
 		case <-time.After(4 * m.sess.Frame()):
 		}
 	}
+	fetchFrom := time.Now()
+	defer func() { adm.Fetch = time.Since(fetchFrom) }()
 	var answered []*catchupInfo
 	var ids []peer.ID
 	for i, in := range infos {
@@ -341,7 +344,7 @@ func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at 
 	}
 	holders = holders[:min(len(holders), MaxCatchupServers)]
 	adm.Servers = len(holders)
-	err := f.buckets(ctx, from, at-1, holders, func(b lockstep.Bucket) error {
+	err = f.buckets(ctx, from, at-1, holders, func(b lockstep.Bucket) error {
 		m.drawn.Step(b.Frame, b.Commands)
 		return nil
 	})

@@ -83,5 +83,6 @@ type memberAdmission struct {
 	Bytes           int64   `json:"bytes"`
 	Servers         int     `json:"servers"`
 	TransferMS      float64 `json:"transfer_ms"`
+	FetchMS         float64 `json:"fetch_ms"` // of the transfer, once the members had stepped the frame before the admission
 	CatchupMS       float64 `json:"catchup_ms"`
 }

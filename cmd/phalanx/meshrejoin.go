@@ -136,6 +136,8 @@ func (m *meshRun) rejoinReport(r *report) *float64 {
 			}
 		}
 		r.Admissions = append(r.Admissions, ad)
+		fmt.Fprintf(m.stderr, "phalanx mesh: member process %d came back into slot %d at frame %d: %d bytes from %d members, fetched in %.1f ms once they had stepped frame %d\n",
+			rj.proc.index, res.Slot, a.Frame, a.Bytes, a.Servers, a.FetchMS, a.Frame-1)
 		for idx, s := range rj.stallsTo {
 			if f0, ok := rj.framesFrom[idx]; ok {
 				stalls += s - rj.stallsFrom[idx]

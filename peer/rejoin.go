@@ -35,6 +35,7 @@ type Admission struct {
 	Servers         int           // live members it fetched from
 	Transfer        time.Duration // from the admission to the last byte received
 	Fetch           time.Duration // of which fetching, once the members had stepped the frame before the admission
+	Resimulate      time.Duration // of which restoring the checkpoint and stepping the frames after it
 	Catchup         time.Duration // from the admission to the first live frame stepped
 }
 
@@ -318,11 +319,15 @@ func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at 
 	from := bucket.Frame(0)
 	if snap, ok := m.drawn.(lockstep.Snapshotter); ok {
 		if cp, holders := vouched(answered, ids, at); holders != nil {
-			data, err := f.checkpoint(ctx, cp, holders[:min(len(holders), MaxCatchupServers)])
+			var data []byte
+			data, err = f.checkpoint(ctx, cp, holders[:min(len(holders), MaxCatchupServers)])
 			if err != nil {
 				return adm, err
 			}
-			if err := snap.Restore(data); err != nil {
+			restoreAt := time.Now()
+			err = snap.Restore(data)
+			adm.Resimulate += time.Since(restoreAt)
+			if err != nil {
 				return adm, fmt.Errorf("%w: the checkpoint of frame %d does not restore: %v", ErrCatchup, cp.Frame, err)
 			}
 			if h := m.drawn.Hash(); h != cp.Hash {
@@ -345,7 +350,9 @@ func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at 
 	holders = holders[:min(len(holders), MaxCatchupServers)]
 	adm.Servers = len(holders)
 	err = f.buckets(ctx, from, at-1, holders, func(b lockstep.Bucket) error {
+		stepAt := time.Now()
 		m.drawn.Step(b.Frame, b.Commands)
+		adm.Resimulate += time.Since(stepAt)
 		return nil
 	})
 	if err != nil {

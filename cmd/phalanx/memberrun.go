@@ -191,7 +191,7 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 	res.Signed, res.Verified = st.Stats.Core.StatementsSigned, st.Stats.Core.StatementsVerified
 	if a, ok := r.m.Admission(); ok {
 		res.Admission = &memberAdmission{Frame: int64(a.Frame), CheckpointFrame: int64(a.CheckpointFrame), Verified: a.Verified,
-			CatchupFrames: a.CatchupFrames, Bytes: a.Bytes, Servers: a.Servers, TransferMS: ms(a.Transfer), FetchMS: ms(a.Fetch), CatchupMS: ms(a.Catchup)}
+			CatchupFrames: a.CatchupFrames, Bytes: a.Bytes, Servers: a.Servers, TransferMS: ms(a.Transfer), FetchMS: ms(a.Fetch), ResimulateMS: ms(a.Resimulate), CatchupMS: ms(a.Catchup)}
 	}
 	for _, e := range r.m.Events() {
 		if e.Type == lockstep.EventRejoin || e.Type == lockstep.EventJoin {

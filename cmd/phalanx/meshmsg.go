@@ -84,5 +84,6 @@ type memberAdmission struct {
 	Servers         int     `json:"servers"`
 	TransferMS      float64 `json:"transfer_ms"`
 	FetchMS         float64 `json:"fetch_ms"` // of the transfer, once the members had stepped the frame before the admission
+	ResimulateMS    float64 `json:"resimulate_ms"`
 	CatchupMS       float64 `json:"catchup_ms"`
 }

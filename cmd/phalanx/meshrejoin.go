@@ -122,7 +122,7 @@ func (m *meshRun) rejoinReport(r *report) *float64 {
 			Slot: res.Slot, Kind: "rejoin", RequestedFrame: rj.frame, AdmittedFrame: a.Frame,
 			CatchupFrames: a.CatchupFrames, CatchupMS: a.CatchupMS, BytesReceived: a.Bytes,
 			SnapshotFrame: a.CheckpointFrame, Verified: a.Verified, TransferMS: a.TransferMS,
-			ResimulateMS: math.Round((a.CatchupMS-a.TransferMS)*1000) / 1000, Servers: a.Servers, ReportedBy: []int{},
+			ResimulateMS: a.ResimulateMS, Servers: a.Servers, ReportedBy: []int{},
 		}
 		for _, q := range m.procs {
 			if q.result == nil || q.killed {

@@ -82,6 +82,7 @@ type catchupServer struct {
 	redial func(bucket.Slot, netip.AddrPort)
 	log    *slog.Logger
 	busy   atomic.Int32
+	sent   atomic.Int64    // bytes sent on catch-up streams
 	ctx    context.Context // ends when the member stops serving
 }
 
@@ -125,7 +126,7 @@ func (h *Host) handleCatchup(s network.Stream) {
 	}
 	ctx, cancel := context.WithCancel(srv.ctx)
 	defer cancel()
-	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s}
+	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, total: &srv.sent}
 	switch req.Kind {
 	case "info":
 		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil {
@@ -221,11 +222,13 @@ type pacedWriter struct {
 	rate   int
 	start  time.Time
 	sent   int64
+	total  *atomic.Int64 // the server's count, updated as it goes
 }
 
 func (p *pacedWriter) Write(b []byte) (int, error) {
 	n, err := p.w.Write(b)
 	p.sent += int64(n)
+	p.total.Add(int64(n))
 	if p.rate > 0 {
 		due := p.start.Add(time.Duration(p.sent * int64(time.Second) / int64(p.rate)))
 		if d := time.Until(due); d > 0 {

@@ -12,10 +12,10 @@ import (
 // hash as the survivors.
 func TestMeshRejoin(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts four processes for a 20 s session")
+		t.Skip("starts four processes for a 25 s session")
 	}
 	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "400", "--frame-ms", "40", "--profile", "lan",
+	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
 		"--kill", "1@60", "--rejoin", "1@190", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)

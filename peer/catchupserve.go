@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +84,10 @@ type catchupServer struct {
 	log    *slog.Logger
 	busy   atomic.Int32
 	sent   atomic.Int64    // bytes sent on catch-up streams
+	// spectators bounds the peers that are no members it serves (0: none),
+	// watchers are those it serves.
+	spectators int
+	watchers   watcherSet
 	ctx    context.Context // ends when the member stops serving
 }
 
@@ -98,9 +103,16 @@ func (h *Host) handleCatchup(s network.Stream) {
 	}
 	defer s.Close()
 	slot, member := srv.sess.Slot(from)
-	if !member || slot == srv.sess.Self {
+	switch {
+	case member && slot == srv.sess.Self:
+		writeRefusal(s, "not a member of this session")
+		return
+	case !member && srv.spectators == 0:
 		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
 		writeRefusal(s, "not a member of this session")
+		return
+	case !member && !srv.watchers.admit(from, time.Now(), srv.spectators):
+		writeRefusal(s, "busy: no room for another spectator")
 		return
 	}
 	if srv.busy.Add(1) > maxCatchupStreams {
@@ -129,7 +141,7 @@ func (h *Host) handleCatchup(s network.Stream) {
 	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, total: &srv.sent}
 	switch req.Kind {
 	case "info":
-		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil {
+		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil && member {
 			srv.redial(slot, ap)
 		}
 		b, _ := json.Marshal(srv.info())
@@ -284,6 +296,21 @@ func readMsg(r *bufio.Reader, buf []byte) (byte, []byte, error) {
 // agreement rebuilds the session a member described, for member self of
 // it.
 func (in *catchupInfo) agreement(self peer.ID, endpoint netip.AddrPort) (*Agreement, error) {
+	sess, err := in.session()
+	if err != nil {
+		return nil, err
+	}
+	slot, ok := sess.Slot(self)
+	if !ok {
+		return nil, ErrNotAMember
+	}
+	sess.Self = slot
+	sess.Endpoints[slot] = endpoint
+	return sess, nil
+}
+
+// session rebuilds the session a member described, with Self 0.
+func (in *catchupInfo) session() (*Agreement, error) {
 	sess := &Agreement{ID: in.ID, Params: in.Params, Seed: in.Seed, Start: time.Unix(0, in.StartUnixNS)}
 	if len(in.Members) != len(in.Endpoints) || len(in.Members) != in.Params.Members {
 		return nil, errors.New("members and endpoints do not match")
@@ -303,12 +330,6 @@ func (in *catchupInfo) agreement(self peer.ID, endpoint netip.AddrPort) (*Agreem
 		sess.Members = append(sess.Members, id)
 		sess.Endpoints = append(sess.Endpoints, ap)
 	}
-	slot, ok := sess.Slot(self)
-	if !ok {
-		return nil, ErrNotAMember
-	}
-	sess.Self = slot
-	sess.Endpoints[slot] = endpoint
 	return sess, nil
 }
 
@@ -334,7 +355,7 @@ func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transpor
 		all = ^uint64(0)
 	}
 	srv := &catchupServer{
-		sess: sess, arch: a, rate: rate, log: m.log, ctx: ctx,
+		sess: sess, arch: a, rate: rate, log: m.log, ctx: ctx, spectators: max(m.cfg.Spectators, 0),
 		live:   func() uint64 { return all &^ m.gone.Load() },
 		redial: tr.redial,
 	}
@@ -347,4 +368,35 @@ func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transpor
 		cancel()
 		a.close()
 	}
+}
+
+// watcherIdle is how long a spectator keeps its place at a member after
+// its last request.
+const watcherIdle = 30 * time.Second
+
+// watcherSet is the spectators a member serves: each holds a place until
+// it has made no request for watcherIdle. It is safe for concurrent use.
+type watcherSet struct {
+	mu   sync.Mutex
+	last map[peer.ID]time.Time
+}
+
+// admit reports whether spectator p may be served at now, with at most
+// max served at once, and notes its request.
+func (w *watcherSet) admit(p peer.ID, now time.Time, max int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last = make(map[peer.ID]time.Time)
+	}
+	for id, t := range w.last {
+		if now.Sub(t) > watcherIdle {
+			delete(w.last, id)
+		}
+	}
+	if _, ok := w.last[p]; !ok && len(w.last) >= max {
+		return false
+	}
+	w.last[p] = now
+	return true
 }

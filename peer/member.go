@@ -110,6 +110,12 @@ type MemberConfig struct {
 	// CatchupRate bounds the bytes per second the member sends each
 	// member that catches up from it (default DefaultCatchupRate).
 	CatchupRate int
+	// Spectators is how many spectators (peers that are no members, see
+	// Watch) the member serves at once over the catch-up protocol; 0
+	// refuses them. A member that serves spectators lets any peer hold a
+	// libp2p connection with its host (the lobby and the datagram channel
+	// still refuse strangers).
+	Spectators int
 }
 
 // Member is one member of a session, from the lobby to the end. Start

@@ -195,3 +195,56 @@ func TestStrangerCannotRejoin(t *testing.T) {
 		}
 	}
 }
+
+// TestWatch: two members serve spectators; one arrives mid-session, starts
+// from a checkpoint both vouched for, steps a little behind the live frame
+// and ends on the members' final hash. A member that serves one spectator
+// refuses a second.
+func TestWatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 4)
+	params := SessionParams{SessionID: "watch-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 250}
+	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
+	var members []*Member
+	for i, h := range hosts[:2] {
+		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i), NewSim: newSim,
+			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
+			CheckpointEvery: 50, Spectators: 1, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	for members[1].Status().Frame < 110 {
+		select {
+		case <-members[1].Done():
+			t.Fatalf("member ended: %v", members[1].Status())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	join := []AddrInfo{hosts[0].AddrInfo(), hosts[1].AddrInfo()}
+	var frames int
+	w, err := Watch(ctx, WatchConfig{Host: hosts[2], Join: join, SessionID: params.SessionID, NewSim: newSim,
+		Delay: 100 * time.Millisecond, OnStep: func(bucket.Frame, uint64) {
+			frames++
+			if frames == 1 {
+				// A second spectator finds no room at either member.
+				_, err := Watch(ctx, WatchConfig{Host: hosts[3], Join: join, SessionID: params.SessionID, NewSim: newSim})
+				if err == nil || !strings.Contains(err.Error(), "busy") {
+					t.Errorf("a second spectator: %v, want busy", err)
+				}
+			}
+		}, Logger: testLogger()})
+	if err != nil {
+		t.Fatalf("watch: %+v, %v", w, err)
+	}
+	st, err := members[0].Wait()
+	if err != nil || !st.Completed {
+		t.Fatalf("member: %v, %v", st, err)
+	}
+	if w.Frame != 249 || w.Hash != st.Hash || !w.Verified || w.CheckpointFrame < 99 || w.DelayFrames != 5 {
+		t.Fatalf("watched %+v, members' final hash %016x", w, st.Hash)
+	}
+	t.Logf("watched from the checkpoint of frame %d, %d bytes", w.CheckpointFrame, w.Bytes)
+}

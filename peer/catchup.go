@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/protocol"
 
@@ -55,6 +56,9 @@ const (
 	maxCatchupStreams = 8
 	// catchupChunk is the largest piece of a checkpoint in one message.
 	catchupChunk = 16 << 10
+	// catchupRead is how long the joiner waits for a member's next
+	// message before it asks another member.
+	catchupRead = 10 * time.Second
 	// catchupWindow is how many frames of buckets one request asks for.
 	catchupWindow = 256
 	// maxSnapshotBytes bounds a checkpoint a joiner accepts.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -31,13 +32,13 @@ type fetcher struct {
 // request opens a stream to id and sends req.
 func (f *fetcher) request(ctx context.Context, id peer.ID, req catchupRequest) (network.Stream, *bufio.Reader, error) {
 	req.Session = f.session
-	s, err := f.h.h.NewStream(ctx, id, CatchupProtocol)
+	octx, cancel := context.WithTimeout(ctx, catchupRead)
+	s, err := f.h.h.NewStream(octx, id, CatchupProtocol)
+	cancel()
 	if err != nil {
 		return nil, nil, err
 	}
-	if d, ok := ctx.Deadline(); ok {
-		_ = s.SetDeadline(d)
-	}
+	_ = s.SetDeadline(time.Now().Add(catchupRead))
 	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
 	b, _ := json.Marshal(req)
 	if err := writeMsg(s, msgRequest, b); err != nil {
@@ -109,11 +110,13 @@ func (f *fetcher) checkpoint(ctx context.Context, cp cpInfo, servers []peer.ID) 
 func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte, lo, hi int64, servers []peer.ID, first int) error {
 	off := lo
 	var last error
-	for try := 0; off < hi && try < 2*len(servers); try++ {
+	// Each try asks the next member; only tries that bring nothing count.
+	for try, fails := 0, 0; off < hi && fails < 2*len(servers); try++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		id := servers[(first+try)%len(servers)]
+		before := off
 		s, r, err := f.request(ctx, id, catchupRequest{Kind: "checkpoint", Frame: frame, Offset: off, To: hi})
 		if err != nil {
 			last = err
@@ -122,6 +125,7 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 		var buf []byte
 		for off < hi {
 			var typ byte
+			_ = s.SetReadDeadline(time.Now().Add(catchupRead))
 			typ, buf, err = readMsg(r, buf)
 			if err != nil {
 				break
@@ -142,6 +146,9 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 		if err != nil {
 			last = err
 			f.log.Debug("peer: a checkpoint stream broke; resuming", "member", id, "offset", off, "err", err)
+		}
+		if off == before {
+			fails++
 		}
 	}
 	if off < hi {
@@ -215,11 +222,13 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 	out := make([]lockstep.Bucket, 0, hi-lo+1)
 	next := lo
 	var last error
-	for try := 0; next <= hi && try < 2*len(servers); try++ {
+	// Each try asks the next member; only tries that bring nothing count.
+	for try, fails := 0, 0; next <= hi && fails < 2*len(servers); try++ {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		id := servers[(first+try)%len(servers)]
+		before := next
 		s, r, err := f.request(ctx, id, catchupRequest{Kind: "buckets", From: int64(next), To: int64(hi)})
 		if err != nil {
 			last = err
@@ -228,6 +237,7 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 		var buf []byte
 		for next <= hi {
 			var typ byte
+			_ = s.SetReadDeadline(time.Now().Add(catchupRead))
 			typ, buf, err = readMsg(r, buf)
 			if err != nil {
 				break
@@ -248,6 +258,9 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 		if err != nil {
 			last = err
 			f.log.Debug("peer: a bucket stream broke; resuming", "member", id, "frame", next, "err", err)
+		}
+		if next == before {
+			fails++
 		}
 	}
 	if next <= hi {

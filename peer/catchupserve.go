@@ -83,12 +83,12 @@ type catchupServer struct {
 	redial func(bucket.Slot, netip.AddrPort)
 	log    *slog.Logger
 	busy   atomic.Int32
-	sent   atomic.Int64    // bytes sent on catch-up streams
+	sent   atomic.Int64 // bytes sent on catch-up streams
 	// spectators bounds the peers that are no members it serves (0: none),
 	// watchers are those it serves.
 	spectators int
 	watchers   watcherSet
-	ctx    context.Context // ends when the member stops serving
+	ctx        context.Context // ends when the member stops serving
 }
 
 // handleCatchup serves one catch-up stream, on libp2p's goroutine for it:

@@ -49,6 +49,8 @@ type memberFlags struct {
 	desyncReports string
 	// rejoin: come back into a running session with --key's identity.
 	rejoin bool
+	// spectators: how many spectators (phalanx watch) this member serves.
+	spectators int
 	relayFlags
 }
 
@@ -71,6 +73,7 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&mf.uiFeed, "ui-feed", false, "(phalanx mesh --ui) print view lines and take orders from the page on stdin")
 	fs.BoolVar(&mf.uiScene, "ui-scene", false, "(phalanx mesh --ui) describe the world in the view lines")
 	fs.Int64Var(&mf.perturb, "perturb", -1, "after `FRAME` alter this member's simulation state, so that the others find a desync")
+	fs.IntVar(&mf.spectators, "spectators", 0, "serve at most `N` spectators (phalanx watch) at once (0: refuse them)")
 	fs.BoolVar(&mf.rejoin, "rejoin", false, "come back into a running session with the identity of --key, a member the others dropped: --join lists one or more live members")
 	fs.StringVar(&mf.desyncReports, "desync-reports", "", "write a report into `DIR` when this member finds a desync (default: beside its --record replay)")
 	mf.registerRelay(fs)
@@ -272,6 +275,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		Meet:         mf.meet(),
 		LobbyTimeout: mf.lobbyTimeout,
 		Rejoin:       mf.rejoin,
+		Spectators:   mf.spectators,
 		NewSim: func(s *peer.Agreement) lockstep.Simulation {
 			run.started(s, game(s))
 			sim := run.g.newSim(s.Self)

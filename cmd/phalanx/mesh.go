@@ -77,6 +77,8 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		rejoinAt[idx] = frame
 		return nil
 	})
+	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
+	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
@@ -135,7 +137,12 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt}
+	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 {
+		fmt.Fprintln(stderr, "phalanx mesh: --spectators: want 0 to 32, --spectator-delay 0 or more")
+		return 2
+	}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt,
+		spectators: *spectators, spectatorDelay: *spectatorDelay}
 	if len(rejoinAt) > 0 {
 		if m.keyDir, err = os.MkdirTemp("", "phalanx-mesh-keys-"); err != nil {
 			fmt.Fprintln(stderr, "phalanx mesh:", err)
@@ -167,7 +174,10 @@ type meshProc struct {
 	result   *memberResult
 	killed   bool
 	frozen   bool
-	exitErr  error
+	// spectator: a phalanx watch process (meshwatch.go), watch its result
+	spectator bool
+	watch     *watchResult
+	exitErr   error
 	// usage is its series of memory and CPU samples: bounded by the
 	// run's time limit over the sampling interval (about 60 a run).
 	usage    []usageSample
@@ -194,10 +204,14 @@ type meshRun struct {
 
 	// rejoinAt are the --rejoin flags: frames by process index (meshrejoin.go).
 	rejoinAt map[int]int64
-	keyDir   string
-	rejoins  []*meshRejoin
-	feed     chan procLine
-	readers  sync.WaitGroup
+	// spectators and spectatorDelay are --spectators and
+	// --spectator-delay (meshwatch.go).
+	spectators     int
+	spectatorDelay time.Duration
+	keyDir         string
+	rejoins        []*meshRejoin
+	feed           chan procLine
+	readers        sync.WaitGroup
 
 	mu    sync.Mutex
 	procs []*meshProc
@@ -212,13 +226,16 @@ func (m *meshRun) memberArgs(index int) []string {
 		"--profile", f.profile, "--sim", f.sim, "--frame-ms", strconv.Itoa(f.frameMS),
 		"--delay", strconv.Itoa(f.delay), "--budget", strconv.Itoa(f.budget), "--policy", f.policy, "--transport", f.transport,
 		"--index", strconv.Itoa(index),
-		"--session", fmt.Sprintf("mesh-%d-%d", f.seed, os.Getpid()),
+		"--session", m.sessionID(),
 	}
 	if f.record != "" {
 		args = append(args, "--record", f.record)
 	}
 	if _, ok := m.rejoinAt[index]; ok {
 		args = append(args, "--key", m.keyFile(index))
+	}
+	if m.spectators > 0 {
+		args = append(args, "--spectators", strconv.Itoa(m.spectatorPlaces()))
 	}
 	if fr, ok := m.perturbs[index]; ok {
 		args = append(args, "--perturb", strconv.FormatInt(fr, 10))
@@ -324,6 +341,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					m.lat.recheck(m.live())
 				}
 				m.rejoinDue(ctx, exe, l.p)
+				m.spectatorsDue(ctx, exe)
 				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
 					l.p.frozen = true
 					proc := l.p.cmd.Process
@@ -339,6 +357,8 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 				for _, e := range l.msg.Execs {
 					m.lat.executed(l.p.index, e[0], e[1], e[2], live)
 				}
+			case "watch":
+				l.p.watch = l.msg.Watch
 			case "result":
 				l.p.result = l.msg.Result
 				if r := l.msg.Result; r.EndRSSMB > 0 {
@@ -404,6 +424,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	}
 	rep, ok := m.report(time.Since(start))
 	rejoinStalls := m.rejoinReport(rep)
+	m.watchReport(rep)
 	rep.print(m.stdout)
 	if m.view != nil {
 		m.mu.Lock()

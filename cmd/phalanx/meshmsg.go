@@ -23,6 +23,8 @@ type memberMsg struct {
 	Execs   [][3]int64 `json:"execs,omitempty"`
 	// result
 	Result *memberResult `json:"result,omitempty"`
+	// watch: a spectator's result (phalanx watch --mesh)
+	Watch *watchResult `json:"watch,omitempty"`
 	// view (phalanx mesh --ui): the member's figures, its events since
 	// its previous view line, the world when it is the member the page
 	// draws, and the page's orders it submitted (id, sequence number,

@@ -45,7 +45,7 @@ func (m *meshRun) rejoinDue(ctx context.Context, exe string, p *meshProc) {
 			rj.stallsTo, rj.framesTo = m.survivorsProgress(rj)
 		}
 	}
-	if p.killed {
+	if p.killed || p.spectator {
 		return
 	}
 	for idx, fr := range m.rejoinAt {

@@ -9,14 +9,15 @@ import (
 // loopback; one is killed with SIGKILL, and a new process with its key
 // comes back, is admitted at a frame every member reports, catches up
 // from a checkpoint the survivors vouched for, and ends on the same final
-// hash as the survivors.
+// hash as the survivors. A spectator (phalanx watch) served by the killed
+// member and another watches the whole session and ends on that hash too.
 func TestMeshRejoin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four processes for a 25 s session")
 	}
 	t.Setenv("PHALANX_TEST_MEMBER", "1")
 	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
-		"--kill", "1@60", "--rejoin", "1@190", "--json")
+		"--kill", "1@60", "--rejoin", "1@190", "--spectators", "1", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -33,7 +34,11 @@ func TestMeshRejoin(t *testing.T) {
 		a["snapshot_verified"] != true || a["bytes_received"].(float64) <= 0 || len(a["reported_by"].([]any)) != 3 {
 		t.Fatalf("admission %v", a)
 	}
-	if !strings.Contains(errs, "comes back as process 3 with the same key") {
+	specs, _ := m["spectators"].([]any)
+	if len(specs) != 1 || specs[0].(map[string]any)["final_hash"] != m["final_hash"] || specs[0].(map[string]any)["stepped"] != 479.0 {
+		t.Fatalf("spectators %v, final hash %v", m["spectators"], m["final_hash"])
+	}
+	if !strings.Contains(errs, "comes back as process 4 with the same key") {
 		t.Errorf("stderr does not say the member came back:\n%s", errs)
 	}
 }

@@ -79,6 +79,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	})
 	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
 	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
+	spectatorsAt := fs.Int64("spectators-at", 1, "spectators start once every member stepped `FRAME`, and catch up first")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
@@ -142,7 +143,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt,
-		spectators: *spectators, spectatorDelay: *spectatorDelay}
+		spectators: *spectators, spectatorDelay: *spectatorDelay, spectatorsAt: max(*spectatorsAt, 1)}
 	if len(rejoinAt) > 0 {
 		if m.keyDir, err = os.MkdirTemp("", "phalanx-mesh-keys-"); err != nil {
 			fmt.Fprintln(stderr, "phalanx mesh:", err)
@@ -208,6 +209,7 @@ type meshRun struct {
 	// --spectator-delay (meshwatch.go).
 	spectators     int
 	spectatorDelay time.Duration
+	spectatorsAt   int64
 	keyDir         string
 	rejoins        []*meshRejoin
 	feed           chan procLine

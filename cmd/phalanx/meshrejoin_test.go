@@ -42,3 +42,15 @@ func TestMeshRejoin(t *testing.T) {
 		t.Errorf("stderr does not say the member came back:\n%s", errs)
 	}
 }
+
+func TestWatchAndRejoinBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"watch"}, {"watch", "--join", "nowhere"}, {"watch", "--join", "/ip4/127.0.0.1/udp/1/quic-v1", "--delay", "-1s"},
+		{"mesh", "--rejoin", "1@100"}, {"mesh", "--kill", "1@200", "--rejoin", "1@100"}, {"mesh", "--spectators", "-1"},
+		{"peer", "--rejoin", "--join", "/ip4/127.0.0.1/udp/1/quic-v1/p2p/12D3KooWQqaFagYvzDqZykmetymSERo8HkyuR6DPRmaduB73QYhm"},
+	} {
+		if code, _, errs := runCLI(t, args...); code != 2 || errs == "" {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+}

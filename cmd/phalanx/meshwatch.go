@@ -21,7 +21,7 @@ func (m *meshRun) spectatorPlaces() int {
 }
 
 // spectatorsDue starts the spectators once every member process has
-// stepped a frame. m.mu is held.
+// stepped frame --spectators-at. m.mu is held.
 func (m *meshRun) spectatorsDue(ctx context.Context, exe string) {
 	if m.spectators == 0 {
 		return
@@ -32,14 +32,20 @@ func (m *meshRun) spectatorsDue(ctx context.Context, exe string) {
 			return // started already
 		}
 		if p.index < m.n {
-			if p.progress.Frame < 1 || len(p.addrs) == 0 {
+			if p.progress.Frame < m.spectatorsAt && !p.killed || len(p.addrs) == 0 {
 				return
 			}
 			members = append(members, p)
 		}
 	}
+	var live []*meshProc
+	for _, p := range members {
+		if !p.killed {
+			live = append(live, p)
+		}
+	}
 	for i := range m.spectators {
-		a, b := members[i%m.n], members[(i+1)%m.n]
+		a, b := live[i%len(live)], live[(i+1)%len(live)]
 		args := []string{"watch", "--mesh", "--session", m.sessionID(), "--delay", m.spectatorDelay.String(), "--join", a.addrs[0]}
 		if b != a {
 			args = append(args, "--join", b.addrs[0])

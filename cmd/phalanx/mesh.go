@@ -79,6 +79,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	})
 	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
 	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
+	checkpointEvery := fs.Int("checkpoint-every", 200, "members save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
 	spectatorsAt := fs.Int64("spectators-at", 1, "spectators start once every member stepped `FRAME`, and catch up first")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
@@ -143,7 +144,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt,
-		spectators: *spectators, spectatorDelay: *spectatorDelay, spectatorsAt: max(*spectatorsAt, 1)}
+		spectators: *spectators, spectatorDelay: *spectatorDelay, spectatorsAt: max(*spectatorsAt, 1), checkpointEvery: *checkpointEvery}
 	if len(rejoinAt) > 0 {
 		if m.keyDir, err = os.MkdirTemp("", "phalanx-mesh-keys-"); err != nil {
 			fmt.Fprintln(stderr, "phalanx mesh:", err)
@@ -210,10 +211,12 @@ type meshRun struct {
 	spectators     int
 	spectatorDelay time.Duration
 	spectatorsAt   int64
-	keyDir         string
-	rejoins        []*meshRejoin
-	feed           chan procLine
-	readers        sync.WaitGroup
+	// checkpointEvery is --checkpoint-every, passed to the members.
+	checkpointEvery int
+	keyDir          string
+	rejoins         []*meshRejoin
+	feed            chan procLine
+	readers         sync.WaitGroup
 
 	mu    sync.Mutex
 	procs []*meshProc
@@ -239,6 +242,7 @@ func (m *meshRun) memberArgs(index int) []string {
 	if m.spectators > 0 {
 		args = append(args, "--spectators", strconv.Itoa(m.spectatorPlaces()))
 	}
+	args = append(args, "--checkpoint-every", strconv.Itoa(m.checkpointEvery))
 	if fr, ok := m.perturbs[index]; ok {
 		args = append(args, "--perturb", strconv.FormatInt(fr, 10))
 	}

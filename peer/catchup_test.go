@@ -152,3 +152,19 @@ func TestCatchupRefusesStrangers(t *testing.T) {
 		t.Fatalf("a stranger's info: %v", err)
 	}
 }
+
+func TestWatcherPlaces(t *testing.T) {
+	var w watcherSet
+	now := time.Unix(1000, 0)
+	a, b, c := peer.ID("a"), peer.ID("b"), peer.ID("c")
+	if !w.admit(a, now, 2) || !w.admit(b, now, 2) || !w.admit(a, now.Add(time.Second), 2) {
+		t.Fatal("two spectators refused with two places")
+	}
+	if w.admit(c, now.Add(2*time.Second), 2) {
+		t.Fatal("a third spectator admitted with two places")
+	}
+	// b made no request for longer than watcherIdle: its place is free.
+	if !w.admit(c, now.Add(watcherIdle+500*time.Millisecond), 2) {
+		t.Fatal("an idle spectator's place was not given to another")
+	}
+}

@@ -139,6 +139,19 @@ func (a *archive) keep(f bucket.Frame, cmds []bucket.Command, hash uint64, snap 
 	a.changed = make(chan struct{})
 }
 
+// seed makes an empty archive start from checkpoint cp: the buckets it
+// keeps start after it.
+func (a *archive) seed(cp checkpoint) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.from, a.cps = cp.frame+1, []checkpoint{cp}
+}
+
+// checkpointFrame reports whether the state after frame f is saved.
+func (a *archive) checkpointFrame(f bucket.Frame) bool {
+	return a.every > 0 && f%a.every == a.every-1
+}
+
 // close wakes every stream waiting for a frame: no more will come.
 func (a *archive) close() {
 	a.mu.Lock()

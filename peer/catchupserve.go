@@ -337,18 +337,25 @@ func (in *catchupInfo) session() (*Agreement, error) {
 // into a session its identity is no member of.
 var ErrNotAMember = errors.New("peer: this identity is no member of the session")
 
-// serveCatchup makes the member serve members that come back, from its
-// archive, until the returned function is called.
-func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transport) (stop func()) {
-	every := m.cfg.CheckpointEvery
-	if every == 0 {
-		every = DefaultCheckpointEvery
+// checkpointEvery is the member's checkpoint interval (negative: none).
+func (m *Member) checkpointEvery() int {
+	if m.cfg.CheckpointEvery == 0 {
+		return DefaultCheckpointEvery
 	}
+	return m.cfg.CheckpointEvery
+}
+
+// serveCatchup makes the member serve members that come back and
+// spectators, from archive a (nil: a new one from frame 0), until the
+// returned function is called.
+func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transport, a *archive) (stop func()) {
 	rate := m.cfg.CatchupRate
 	if rate <= 0 {
 		rate = DefaultCatchupRate
 	}
-	a := newArchive(every)
+	if a == nil {
+		a = newArchive(m.checkpointEvery())
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	all := uint64(1)<<len(sess.Members) - 1
 	if len(sess.Members) == 64 {

@@ -288,7 +288,7 @@ func (m *Member) play(ctx context.Context) error {
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))
-	defer m.serveCatchup(ctx, sess, tr)()
+	defer m.serveCatchup(ctx, sess, tr, nil)()
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()

@@ -116,6 +116,11 @@ func (m *Member) rejoin(ctx context.Context) error {
 		return err
 	}
 	m.cfg.Host.remember(sess)
+	all := uint64(1)<<len(sess.Members) - 1
+	if len(sess.Members) == 64 {
+		all = ^uint64(0)
+	}
+	m.gone.Store(all &^ (live | 1<<sess.Self)) // as its servers see it; events update it
 	cc, clock := sess.CoreConfig()
 	cc.Signer = m.cfg.Host.StatementSigner()
 	if cc.Verifier, err = sess.StatementVerifier(); err != nil {
@@ -178,6 +183,7 @@ func (m *Member) rejoin(ctx context.Context) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var runErr, stepErr error
+	var stopServe func() // once caught up, it serves others too
 	runDone := make(chan struct{})
 	stepDone := make(chan struct{})
 	go func() {
@@ -186,7 +192,7 @@ func (m *Member) rejoin(ctx context.Context) error {
 	}()
 	go func() {
 		defer close(stepDone)
-		stepErr = m.stepJoined(runCtx, f, ls, servers, admitted)
+		stepErr = m.stepJoined(runCtx, f, ls, tr, servers, admitted, &stopServe)
 		if stepErr != nil && runCtx.Err() == nil {
 			stopRun()
 		}
@@ -202,6 +208,9 @@ func (m *Member) rejoin(ctx context.Context) error {
 	stopRun()
 	<-runDone
 	<-stepDone
+	if stopServe != nil {
+		stopServe()
+	}
 	switch {
 	case stepErr != nil && !errors.Is(stepErr, context.Canceled):
 		err = stepErr
@@ -218,7 +227,7 @@ func (m *Member) rejoin(ctx context.Context) error {
 
 // stepJoined waits for the admission, catches the simulation up to the
 // frame before it, then steps the live buckets until ctx ends.
-func (m *Member) stepJoined(ctx context.Context, f *fetcher, ls *lockstep.Session, servers []peer.ID, admitted <-chan bucket.Frame) error {
+func (m *Member) stepJoined(ctx context.Context, f *fetcher, ls *lockstep.Session, tr *Transport, servers []peer.ID, admitted <-chan bucket.Frame, stopServe *func()) error {
 	var at bucket.Frame
 	select {
 	case at = <-admitted:
@@ -227,10 +236,12 @@ func (m *Member) stepJoined(ctx context.Context, f *fetcher, ls *lockstep.Sessio
 	}
 	m.inputFrom.Store(int64(at))
 	begun := time.Now()
-	adm, err := m.catchUp(ctx, f, servers, at)
+	arch := newArchive(m.checkpointEvery())
+	adm, err := m.catchUp(ctx, f, servers, at, arch)
 	if err != nil {
 		return err
 	}
+	*stopServe = m.serveCatchup(ctx, m.sess, tr, arch)
 	adm.Transfer = time.Since(begun)
 	frame := m.sess.Frame()
 	tick := time.NewTicker(max(frame/4, time.Millisecond))
@@ -274,7 +285,7 @@ func (m *Member) stepJoined(ctx context.Context, f *fetcher, ls *lockstep.Sessio
 // catchUp steps the simulation through frame at-1 from what the servers
 // hold: from the newest checkpoint before at that two of them vouch for
 // (the one, when only one answers), else from frame 0.
-func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at bucket.Frame) (adm Admission, err error) {
+func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at bucket.Frame, arch *archive) (adm Admission, err error) {
 	adm = Admission{Frame: at, CheckpointFrame: -1}
 	// The members have not stepped the frames up to the admission yet:
 	// ask until they have, so that the newest checkpoint before it is
@@ -334,6 +345,7 @@ func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at 
 				return adm, fmt.Errorf("%w: the checkpoint of frame %d restores to state hash %016x, its servers reported %016x", ErrCatchup, cp.Frame, h, cp.Hash)
 			}
 			adm.CheckpointFrame, adm.Verified = bucket.Frame(cp.Frame), true
+			arch.seed(checkpoint{frame: bucket.Frame(cp.Frame), hash: cp.Hash, data: data})
 			from = bucket.Frame(cp.Frame) + 1
 		}
 	}
@@ -349,10 +361,17 @@ func (m *Member) catchUp(ctx context.Context, f *fetcher, servers []peer.ID, at 
 	}
 	holders = holders[:min(len(holders), MaxCatchupServers)]
 	adm.Servers = len(holders)
+	snap, _ := m.drawn.(lockstep.Snapshotter)
 	err = f.buckets(ctx, from, at-1, holders, func(b lockstep.Bucket) error {
 		stepAt := time.Now()
 		m.drawn.Step(b.Frame, b.Commands)
 		adm.Resimulate += time.Since(stepAt)
+		// Kept, so that it can serve others once it plays.
+		var hash uint64
+		if snap != nil && arch.checkpointFrame(b.Frame) {
+			hash = m.drawn.Hash()
+		}
+		arch.keep(b.Frame, b.Commands, hash, snap)
 		return nil
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -124,6 +125,23 @@ func testMemberRejoins(t *testing.T, snapshot bool) {
 	rejoined, err := Start(ctx, bc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Once it plays, it serves catch-ups too: from the checkpoint it
+	// loaded, or from frame 0.
+	for {
+		if _, ok := rejoined.Admission(); ok {
+			break
+		}
+		select {
+		case <-rejoined.Done():
+			t.Fatalf("the member that came back ended: %v", rejoined.Status())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	f := &fetcher{h: hosts[0], session: params.SessionID, log: slog.New(slog.DiscardHandler)}
+	in, err := f.info(ctx, back.ID())
+	if err != nil || (len(in.Checkpoints) > 0) != snapshot || in.Stepped < 0 || (in.From == 0) == snapshot {
+		t.Errorf("the member that came back serves %+v, %v", in, err)
 	}
 	var hashes []uint64
 	for _, m := range append(survivors, rejoined) {

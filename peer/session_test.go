@@ -50,7 +50,7 @@ func playOverBad(t *testing.T, mode Mode, frames bucket.Frame, frame, dropTimeou
 		p.FrameMillis = int(frame / time.Millisecond)
 		return p
 	}
-	sessions, errs := joinAll(t, hosts, params, nil)
+	sessions, errs := joinAll(t, hosts, params)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("member %d: Join: %v", i, err)
@@ -120,11 +120,17 @@ func playSession(t *testing.T, limit time.Duration, sessions []*Agreement, trs [
 	// Every member submits a command every few frames.
 	for i, s := range runs {
 		wg.Go(func() {
-			for k := 0; runCtx.Err() == nil; k++ {
+			every := time.NewTicker(3 * base.Frame)
+			defer every.Stop()
+			for k := 0; ; k++ {
 				if err := s.Submit([]byte{byte(i), byte(k), byte(k >> 8)}); err != nil {
 					return
 				}
-				time.Sleep(3 * base.Frame)
+				select {
+				case <-every.C:
+				case <-runCtx.Done():
+					return
+				}
 			}
 		})
 	}

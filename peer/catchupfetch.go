@@ -157,17 +157,18 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 	return nil
 }
 
-// window is one request's frames of a bucket transfer.
+// window is one request's frames of a bucket transfer: its buckets as
+// they arrive, bs closed once err is set.
 type window struct {
-	done chan struct{}
-	bs   []lockstep.Bucket
-	err  error
+	bs  chan lockstep.Bucket
+	err error
 }
 
 // buckets fetches the buckets of frames from to to, inclusive, in windows
 // of catchupWindow frames split among servers, at most one window per
-// server in flight, and hands them to step in order. It holds at most
-// len(servers) windows of buckets.
+// server in flight, and hands them to step in order, each as soon as it
+// and those before it are in. It holds at most len(servers) windows of
+// buckets.
 func (f *fetcher) buckets(ctx context.Context, from, to bucket.Frame, servers []peer.ID, step func(lockstep.Bucket) error) error {
 	if from > to {
 		return nil
@@ -186,46 +187,39 @@ func (f *fetcher) buckets(ctx context.Context, from, to bucket.Frame, servers []
 			case <-ctx.Done():
 				return
 			}
-			w := &window{done: make(chan struct{})}
-			wins <- w
 			hi := min(lo+catchupWindow-1, to)
+			w := &window{bs: make(chan lockstep.Bucket, hi-lo+1)}
+			wins <- w // never waits: a window in wins holds a place in slots
 			wg.Go(func() {
-				defer close(w.done)
-				w.bs, w.err = f.bucketRange(ctx, lo, hi, servers, i)
+				defer close(w.bs)
+				w.err = f.bucketRange(ctx, lo, hi, servers, i, w.bs)
 			})
 		}
 	})
 	for w := range wins {
-		select {
-		case <-w.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if w.err != nil {
-			return w.err
-		}
-		for _, b := range w.bs {
+		for b := range w.bs {
 			if err := step(b); err != nil {
 				return err
 			}
 		}
-		w.bs = nil
+		if w.err != nil {
+			return w.err
+		}
 		<-slots
 	}
 	return ctx.Err()
 }
 
-// bucketRange fetches the buckets of frames lo to hi from servers[first],
-// and where a stream breaks from the next server from the frame where it
-// stopped.
-func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers []peer.ID, first int) ([]lockstep.Bucket, error) {
-	out := make([]lockstep.Bucket, 0, hi-lo+1)
+// bucketRange fetches the buckets of frames lo to hi into out (room for
+// all of them) from servers[first], and where a stream breaks from the
+// next server from the frame where it stopped.
+func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers []peer.ID, first int, out chan<- lockstep.Bucket) error {
 	next := lo
 	var last error
 	// Each try asks the next member; only tries that bring nothing count.
 	for try, fails := 0, 0; next <= hi && fails < 2*len(servers); try++ {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		id := servers[(first+try)%len(servers)]
 		before := next
@@ -251,7 +245,7 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 				break
 			}
 			f.bytes.Add(int64(len(buf)))
-			out = append(out, b)
+			out <- b
 			next++
 		}
 		s.Close()
@@ -264,7 +258,7 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 		}
 	}
 	if next <= hi {
-		return nil, fmt.Errorf("%w: buckets %d to %d: %v", ErrCatchup, next, hi, last)
+		return fmt.Errorf("%w: buckets %d to %d: %v", ErrCatchup, next, hi, last)
 	}
-	return out, nil
+	return nil
 }

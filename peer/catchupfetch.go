@@ -236,6 +236,9 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 			if err != nil {
 				break
 			}
+			if typ == msgWait {
+				continue // the member has not stepped the frame yet
+			}
 			var b lockstep.Bucket
 			if typ == msgBucket {
 				b, err = parseBucket(buf)

@@ -33,7 +33,12 @@ const (
 	msgBucket   = 4 // one bucket, appendBucket's encoding
 	msgEnd      = 5 // empty: all asked for was sent
 	msgRefusal  = 6 // text: why the request is refused
+	msgWait     = 7 // empty: the member waits to step a frame asked for
 	catchupIdle = 30 * time.Second
+	// catchupKeepalive is how often a member that waits to step a frame
+	// asked for says so; catchupWait bounds that wait.
+	catchupKeepalive = 2 * time.Second
+	catchupWait      = 2 * time.Minute
 )
 
 // catchupRequest is a joiner's request.
@@ -208,15 +213,28 @@ func (srv *catchupServer) serveBuckets(ctx context.Context, w *pacedWriter, req 
 	}
 	var buf []byte
 	for f := req.From; f <= req.To; f++ {
-		var err error
-		// A frame not stepped yet is waited for, as long as the stream's
-		// deadline allows (the joiner asks for frames up to the admission
-		// frame, a little in the future).
-		wctx, cancel := context.WithTimeout(ctx, catchupIdle)
-		buf, err = srv.arch.bucketAt(wctx, buf[:0], bucket.Frame(f))
-		cancel()
-		if err != nil {
-			return err
+		// A frame not stepped yet is waited for (a joiner asks for frames
+		// up to the admission frame, a spectator for the live ones), with
+		// a wait message every catchupKeepalive: the asker tells a member
+		// that waits from one that is gone.
+		for waited := time.Duration(0); ; waited += catchupKeepalive {
+			wctx, cancel := context.WithTimeout(ctx, catchupKeepalive)
+			var err error
+			buf, err = srv.arch.bucketAt(wctx, buf[:0], bucket.Frame(f))
+			cancel()
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				return err
+			}
+			if waited >= catchupWait {
+				return fmt.Errorf("frame %d not stepped in %v", f, catchupWait)
+			}
+			_ = w.stream.SetDeadline(time.Now().Add(catchupIdle))
+			if err := writeMsg(w, msgWait, nil); err != nil {
+				return err
+			}
 		}
 		_ = w.stream.SetDeadline(time.Now().Add(catchupIdle))
 		if err := writeMsg(w, msgBucket, buf); err != nil {

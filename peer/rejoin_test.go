@@ -268,3 +268,59 @@ func TestWatch(t *testing.T) {
 	}
 	t.Logf("watched from the checkpoint of frame %d, %d bytes", w.CheckpointFrame, w.Bytes)
 }
+
+// TestWatchSurvivesAServerCrash: a spectator served by two members, the
+// first of which crashes mid-session, ends on the survivors' final hash:
+// its windows resume on the other member.
+func TestWatchSurvivesAServerCrash(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 4)
+	params := SessionParams{SessionID: "watch-crash-test", Members: 3, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 400}
+	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
+	crashCtx, crash := context.WithCancel(ctx)
+	defer crash()
+	var members []*Member
+	for i, h := range hosts[:3] {
+		c := ctx
+		if i == 0 {
+			c = crashCtx
+		}
+		m, err := Start(c, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:3], i), NewSim: newSim,
+			Input:      func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
+			Configure:  func(c *lockstep.Config) { c.DropTimeout = 2 * time.Second },
+			Spectators: 2, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	for members[0].Status().Frame < 1 {
+		select {
+		case <-members[0].Done():
+			t.Fatalf("member ended: %v", members[0].Status())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	go func() {
+		for members[0].Status().Frame < 100 {
+			select {
+			case <-members[0].Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		crash()
+		<-members[0].Done()
+		hosts[0].Close()
+	}()
+	w, err := Watch(ctx, WatchConfig{Host: hosts[3], Join: []AddrInfo{hosts[0].AddrInfo(), hosts[1].AddrInfo()},
+		SessionID: params.SessionID, NewSim: newSim, Logger: testLogger()})
+	if err != nil {
+		t.Fatalf("watch: %+v, %v", w, err)
+	}
+	st, err := members[1].Wait()
+	if err != nil || !st.Completed || w.Frame != 399 || w.Hash != st.Hash {
+		t.Fatalf("watched %+v; member %v, %v", w, st, err)
+	}
+}

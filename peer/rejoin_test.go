@@ -168,6 +168,9 @@ func testMemberRejoins(t *testing.T, snapshot bool) {
 			if e.Type == lockstep.EventRejoin && e.Member == 1 {
 				found = found || e.Frame == adm.Frame
 			}
+			if e.Type == lockstep.EventDesync {
+				t.Errorf("member %d: %v (the hash reports after the admission must agree)", m.Status().Slot, e)
+			}
 		}
 		if !found {
 			t.Errorf("member %d: no rejoin event of slot 1 at frame %d in %v", m.Status().Slot, adm.Frame, m.Events())

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
@@ -50,9 +52,10 @@ func (m *Member) Admission() (Admission, bool) {
 	return *m.admission, true
 }
 
-// findSession asks the members at cfg.Join for the session; it returns
-// it, the members that answered, and the slots every one of them counts
-// live.
+// findSession asks the members at cfg.Join for the session, then the
+// other members they count live at the datagram addresses the lobby agreed
+// (the libp2p QUIC address shares its port); it returns the session, the
+// members that answered, and the slots every one of them counts live.
 func (m *Member) findSession(ctx context.Context, f *fetcher) (*Agreement, []peer.ID, uint64, error) {
 	h := m.cfg.Host
 	type answer struct {
@@ -60,46 +63,68 @@ func (m *Member) findSession(ctx context.Context, f *fetcher) (*Agreement, []pee
 		in  *catchupInfo
 		err error
 	}
-	answers := make([]answer, len(m.cfg.Join))
-	var wg sync.WaitGroup
-	for i, ai := range m.cfg.Join {
-		wg.Go(func() {
-			answers[i].id = ai.ID
-			if err := h.h.Connect(ctx, ai); err != nil {
-				answers[i].err = err
-				return
-			}
-			answers[i].in, answers[i].err = f.info(ctx, ai.ID)
-		})
+	ask := func(ais []AddrInfo) []answer {
+		answers := make([]answer, len(ais))
+		var wg sync.WaitGroup
+		for i, ai := range ais {
+			wg.Go(func() {
+				answers[i].id = ai.ID
+				if err := h.h.Connect(ctx, ai); err != nil {
+					answers[i].err = err
+					return
+				}
+				answers[i].in, answers[i].err = f.info(ctx, ai.ID)
+			})
+		}
+		wg.Wait()
+		return answers
 	}
-	wg.Wait()
 	var sess *Agreement
 	var servers []peer.ID
 	live := ^uint64(0)
 	var errs []error
 	want := m.cfg.Params.withDefaults()
-	for _, a := range answers {
-		if a.err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", a.id, a.err))
-			continue
+	take := func(answers []answer) {
+		for _, a := range answers {
+			if a.err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", a.id, a.err))
+				continue
+			}
+			s, err := a.in.agreement(h.ID(), h.DatagramAddr())
+			if err == nil && (s.Params != want || sess != nil && (s.Seed != sess.Seed || s.ID != sess.ID)) {
+				err = fmt.Errorf("%w: it runs %+v", ErrParamsMismatch, s.Params)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", a.id, err))
+				continue
+			}
+			if sess == nil {
+				sess = s
+			}
+			servers = append(servers, a.id)
+			live &= a.in.Live
 		}
-		s, err := a.in.agreement(h.ID(), h.DatagramAddr())
-		if err == nil && (s.Params != want || sess != nil && (s.Seed != sess.Seed || s.ID != sess.ID)) {
-			err = fmt.Errorf("%w: it runs %+v", ErrParamsMismatch, s.Params)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", a.id, err))
-			continue
-		}
-		if sess == nil {
-			sess = s
-		}
-		servers = append(servers, a.id)
-		live &= a.in.Live
 	}
+	take(ask(m.cfg.Join))
 	if sess == nil {
 		return nil, nil, 0, fmt.Errorf("peer: no live member answered: %w", errors.Join(errs...))
 	}
+	var more []AddrInfo
+	for slot, id := range sess.Members {
+		if live&(1<<slot) == 0 || bucket.Slot(slot) == sess.Self || slices.Contains(servers, id) {
+			continue
+		}
+		ep := sess.Endpoints[slot]
+		proto := "ip4"
+		if ep.Addr().Is6() && !ep.Addr().Is4In6() {
+			proto = "ip6"
+		}
+		a, err := ma.NewMultiaddr(fmt.Sprintf("/%s/%s/udp/%d/quic-v1", proto, ep.Addr().Unmap(), ep.Port()))
+		if err == nil {
+			more = append(more, AddrInfo{ID: id, Addrs: []ma.Multiaddr{a}})
+		}
+	}
+	take(ask(more))
 	return sess, servers, live &^ (1 << sess.Self), nil
 }
 

@@ -267,7 +267,7 @@ func (m *Member) stepJoined(ctx context.Context, f *fetcher, ls *lockstep.Sessio
 		return err
 	}
 	*stopServe = m.serveCatchup(ctx, m.sess, tr, arch)
-	adm.Transfer = time.Since(begun)
+	adm.Transfer = time.Since(begun) - adm.Resimulate // the stepping ran between the transfer's messages
 	frame := m.sess.Frame()
 	tick := time.NewTicker(max(frame/4, time.Millisecond))
 	defer tick.Stop()

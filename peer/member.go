@@ -98,6 +98,28 @@ type MemberConfig struct {
 	OnDatagram func(from bucket.Slot, data []byte)
 	// Logger receives the member's diagnostics; nil discards them.
 	Logger *slog.Logger
+
+	// Rejoin makes a member that comes back into a running session with
+	// the identity (Host key) of a member the others dropped: it skips the
+	// lobby, asks the live members at Join (one or more) for the session,
+	// is admitted at a frame they agree on, catches up from them and plays
+	// (see rejoin.go and Member.Admission). It needs NewSim; Record is
+	// ignored.
+	Rejoin bool
+	// CheckpointEvery is how often, in frames, the member saves its
+	// simulation for members that come back, when NewSim's simulation is
+	// a lockstep.Snapshotter (default DefaultCheckpointEvery; negative:
+	// never, they step every bucket from frame 0).
+	CheckpointEvery int
+	// CatchupRate bounds the bytes per second the member sends each
+	// member that catches up from it (default DefaultCatchupRate).
+	CatchupRate int
+	// Spectators is how many spectators (peers that are no members, see
+	// Watch) the member serves at once over the catch-up protocol; 0
+	// refuses them. A member that serves spectators lets any peer hold a
+	// libp2p connection with its host (the lobby and the datagram channel
+	// still refuse strangers).
+	Spectators int
 }
 
 // Member is one member of a session, from the lobby to the end. Start
@@ -136,6 +158,11 @@ type Member struct {
 	hashInterval int
 	ctx          context.Context // the member's, ended by run
 	fetches      sync.WaitGroup  // desync reports waiting for the other side's states
+
+	arch      *archive      // what it serves members that come back; nil until playing
+	gone      atomic.Uint64 // slots dropped or left (bit i: slot i), from the events
+	inputFrom atomic.Int64  // the first frame the Input hook is called for
+	admission *Admission    // a member that came back, once caught up
 }
 
 // Run runs a member to the end of its session: the lobby, the session, the
@@ -156,7 +183,9 @@ func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
 	switch {
 	case cfg.Host == nil:
 		return nil, fmt.Errorf("%w: no host", ErrInvalidMember)
-	case !cfg.MDNS && cfg.Meet == nil && len(cfg.Join) != cfg.Params.Members-1:
+	case cfg.Rejoin && len(cfg.Join) == 0:
+		return nil, fmt.Errorf("%w: a member that comes back needs a live member's address to join", ErrInvalidMember)
+	case !cfg.Rejoin && !cfg.MDNS && cfg.Meet == nil && len(cfg.Join) != cfg.Params.Members-1:
 		return nil, fmt.Errorf("%w: %d members need %d addresses to join (or MDNS), got %d", ErrInvalidMember, cfg.Params.Members, cfg.Params.Members-1, len(cfg.Join))
 	}
 	if err := cfg.Params.withDefaults().validate(); err != nil {
@@ -215,6 +244,9 @@ func (m *Member) run(ctx context.Context) {
 
 // play meets the others, plays the session and leaves it.
 func (m *Member) play(ctx context.Context) error {
+	if m.cfg.Rejoin {
+		return m.rejoin(ctx)
+	}
 	sess, err := m.lobby(ctx)
 	if err != nil {
 		return err
@@ -277,6 +309,7 @@ func (m *Member) play(ctx context.Context) error {
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))
+	defer m.serveCatchup(ctx, sess, tr, nil)()
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -367,6 +400,7 @@ func (m *Member) drive(ctx context.Context, sess *Agreement, runDone <-chan stru
 		case <-tick:
 		}
 		now := time.Since(sess.Start)
+		next = max(next, bucket.Frame(m.inputFrom.Load()))
 		for ; now >= 0 && next <= bucket.Frame(now/sess.Frame()) && next < end; next++ {
 			for _, p := range m.cfg.Input(next) {
 				if err := m.Submit(p); err != nil {
@@ -390,6 +424,13 @@ func (m *Member) end() bucket.Frame {
 func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation, hash uint64) {
 	if f >= m.end() {
 		return
+	}
+	if m.arch != nil {
+		var snap lockstep.Snapshotter
+		if s, ok := m.drawn.(lockstep.Snapshotter); ok && sim != nil {
+			snap = s
+		}
+		m.arch.keep(f, cmds, hash, snap)
 	}
 	m.mu.Lock()
 	m.status.Frame, m.status.Hash = f, hash
@@ -428,6 +469,12 @@ func (m *Member) onStatement(tag uint16) func(lockstep.StatementOf) {
 func (m *Member) onEvent(e lockstep.Event) {
 	if e.Frame >= m.end() || (e.Type == lockstep.EventLeave && e.LastFrame >= m.end()-1) {
 		return // past the end: the members leaving once the session is over
+	}
+	switch e.Type {
+	case lockstep.EventDrop, lockstep.EventLeave:
+		m.gone.Or(1 << e.Member)
+	case lockstep.EventRejoin, lockstep.EventJoin:
+		m.gone.And(^(uint64(1) << e.Member))
 	}
 	m.mu.Lock()
 	if len(m.events) < maxEvents {

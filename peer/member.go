@@ -13,6 +13,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/replay"
 )
 
 // Errors of a Member.
@@ -80,7 +81,10 @@ type MemberConfig struct {
 	Record *Recording
 	// DesyncReports is the directory where the member writes a report when
 	// it finds a desync (see desyncreport.go); empty: Record.Dir, beside
-	// its replay, or none without a recording.
+	// its replay, or none without a recording. With a report directory and
+	// a NewSim simulation that is a lockstep.Snapshotter, the member keeps
+	// its recent states, and each report holds both sides' states around
+	// the divergence (desyncstates.go).
 	DesyncReports string
 
 	// OnStep, when set, is called after each frame is stepped, with its
@@ -147,6 +151,13 @@ type Member struct {
 	// drawn is the simulation NewSim built, used only on the goroutine
 	// that steps it (a desync report draws it).
 	drawn lockstep.Simulation
+	// states keeps drawn's recent states when it is a Snapshotter and the
+	// member writes desync reports (desyncstates.go); hashInterval is the
+	// core's.
+	states       *replay.StateRing
+	hashInterval int
+	ctx          context.Context // the member's, ended by run
+	fetches      sync.WaitGroup  // desync reports waiting for the other side's states
 
 	arch      *archive      // what it serves members that come back; nil until playing
 	gone      atomic.Uint64 // slots dropped or left (bit i: slot i), from the events
@@ -192,6 +203,7 @@ func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
 		cfg: cfg, log: log, cancel: cancel,
 		done: make(chan struct{}), ended: make(chan struct{}), stop: make(chan struct{}),
 		status: Status{Phase: PhaseLobby, Slot: -1, Frame: -1},
+		ctx:    ctx,
 	}
 	go m.run(ctx)
 	return m, nil
@@ -202,6 +214,7 @@ func (m *Member) run(ctx context.Context) {
 	defer close(m.done)
 	defer m.cancel()
 	err := m.play(ctx)
+	m.fetches.Wait() // bounded by desyncStatesTimeout
 	select {
 	case <-m.stop:
 		if errors.Is(err, context.Canceled) {
@@ -272,6 +285,14 @@ func (m *Member) play(ctx context.Context) error {
 	if m.cfg.NewSim != nil {
 		m.drawn = m.cfg.NewSim(sess)
 		sim = &endedSim{inner: m.drawn, end: m.end()}
+		if _, ok := m.drawn.(lockstep.Snapshotter); ok && (m.cfg.DesyncReports != "" || m.cfg.Record != nil) {
+			m.mu.Lock()
+			m.states, m.hashInterval = replay.NewStateRing(0), cc.HashInterval
+			m.mu.Unlock()
+			proto := desyncStatesProtocol(sess.ID)
+			m.cfg.Host.h.SetStreamHandler(proto, m.serveStates)
+			defer m.cfg.Host.h.RemoveStreamHandler(proto)
+		}
 	}
 	ls, err := lockstep.NewSession(lockstep.SessionConfig{
 		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: m.log,
@@ -413,6 +434,9 @@ func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simu
 	}
 	m.mu.Lock()
 	m.status.Frame, m.status.Hash = f, hash
+	if m.states != nil {
+		m.states.Keep(f, m.drawn.(lockstep.Snapshotter), hash)
+	}
 	if m.rec != nil {
 		m.rec.step(f, cmds, hash, func() []lockstep.Section { return sectionsOf(sim) })
 	}

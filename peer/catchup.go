@@ -68,6 +68,14 @@ const (
 	maxCatchupMessage = 1 << 20
 	// keptCheckpoints is how many checkpoints a member keeps.
 	keptCheckpoints = 2
+	// archiveLimit bounds the encoded buckets a member keeps for joiners
+	// (4 bytes of index a frame included). With snapshots it holds the
+	// buckets since the older of two checkpoints, far less; without, the
+	// buckets from frame 0 until it is reached (an empty frame costs about
+	// 8 bytes: some 58 hours of 20 Hz frames with no command), then the
+	// oldest quarter goes, and a member coming back without snapshots can
+	// no longer be served.
+	archiveLimit = 32 << 20
 )
 
 // Errors of the catch-up.
@@ -89,21 +97,38 @@ type checkpoint struct {
 // safe for concurrent use.
 type archive struct {
 	every bucket.Frame // checkpoint interval; 0: none
+	limit int          // archiveLimit, lower in tests
 
 	mu      sync.Mutex
-	from    bucket.Frame // frame of buckets[0]
-	buckets [][]byte     // encoded (appendBucket), consecutive frames
+	from    bucket.Frame // the first frame held
+	log     []byte       // its bucket and the next ones, encoded (appendBucket) back to back
+	ends    []uint32     // ends[i]: where frame from+i's bucket ends in log
 	cps     []checkpoint // at most keptCheckpoints, oldest first
 	changed chan struct{}
 	closed  bool
 }
 
 func newArchive(every int) *archive {
-	return &archive{every: bucket.Frame(max(every, 0)), changed: make(chan struct{})}
+	return &archive{every: bucket.Frame(max(every, 0)), limit: archiveLimit, changed: make(chan struct{})}
 }
 
 // next returns the first frame the archive does not hold; mu held.
-func (a *archive) next() bucket.Frame { return a.from + bucket.Frame(len(a.buckets)) }
+func (a *archive) next() bucket.Frame { return a.from + bucket.Frame(len(a.ends)) }
+
+// dropFrames forgets the n oldest frames held; mu held.
+func (a *archive) dropFrames(n int) {
+	n = min(n, len(a.ends))
+	if n <= 0 {
+		return
+	}
+	cut := a.ends[n-1]
+	a.log = a.log[:copy(a.log, a.log[cut:])]
+	a.ends = a.ends[:copy(a.ends, a.ends[n:])]
+	for i := range a.ends {
+		a.ends[i] -= cut
+	}
+	a.from += bucket.Frame(n)
+}
 
 // keep records the bucket of frame f, stepped into a state of hash hash,
 // and at checkpoint frames the snapshot of snap (nil: none). Frames must
@@ -115,25 +140,24 @@ func (a *archive) keep(f bucket.Frame, cmds []bucket.Command, hash uint64, snap 
 	if !ok {
 		return
 	}
-	enc := appendBucket(nil, f, cmds)
 	var cp *checkpoint
 	if snap != nil && a.every > 0 && f%a.every == a.every-1 {
 		cp = &checkpoint{frame: f, hash: hash, data: snap.AppendSnapshot(nil)}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.buckets = append(a.buckets, enc)
+	a.log = appendBucket(a.log, f, cmds)
+	a.ends = append(a.ends, uint32(len(a.log)))
 	if cp != nil {
 		a.cps = append(a.cps, *cp)
 		if len(a.cps) > keptCheckpoints {
 			a.cps = slices.Delete(a.cps, 0, 1)
 			// Buckets up to the oldest checkpoint are served no more.
-			if drop := int(a.cps[0].frame + 1 - a.from); drop > 0 && drop <= len(a.buckets) {
-				clear(a.buckets[:drop])
-				a.buckets = slices.Delete(a.buckets, 0, drop)
-				a.from += bucket.Frame(drop)
-			}
+			a.dropFrames(int(a.cps[0].frame + 1 - a.from))
 		}
+	}
+	if len(a.log)+4*len(a.ends) > a.limit {
+		a.dropFrames(len(a.ends) / 4)
 	}
 	close(a.changed)
 	a.changed = make(chan struct{})
@@ -195,7 +219,11 @@ func (a *archive) bucketAt(ctx context.Context, dst []byte, f bucket.Frame) ([]b
 			a.mu.Unlock()
 			return dst, fmt.Errorf("%w: frame %d, the oldest held is %d", errGone, f, a.from)
 		case f < a.next():
-			dst = append(dst, a.buckets[f-a.from]...)
+			i, start := int(f-a.from), uint32(0)
+			if i > 0 {
+				start = a.ends[i-1]
+			}
+			dst = append(dst, a.log[start:a.ends[i]]...)
 			a.mu.Unlock()
 			return dst, nil
 		case a.closed:

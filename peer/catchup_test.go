@@ -35,6 +35,56 @@ func TestBucketEncodingRoundTrip(t *testing.T) {
 	}
 }
 
+// The archive keeps buckets back to back and serves each as encoded;
+// with checkpoints it holds those since the older of two, without them
+// every bucket until its limit, then it forgets the oldest quarter.
+func TestArchiveBounded(t *testing.T) {
+	ctx := context.Background()
+	cmds := func(f bucket.Frame) []bucket.Command {
+		if f%3 != 0 {
+			return nil
+		}
+		return []bucket.Command{{Slot: 1, Seq: uint32(f / 3), Frame: f, Payload: []byte{byte(f), 1, 2}}}
+	}
+	check := func(a *archive, from, next bucket.Frame) {
+		t.Helper()
+		_, gotFrom, gotNext := a.state()
+		if gotFrom != from || gotNext != next {
+			t.Fatalf("holds frames %d to %d, want %d to %d", gotFrom, gotNext-1, from, next-1)
+		}
+		for f := from; f < next; f++ {
+			enc, err := a.bucketAt(ctx, nil, f)
+			if err != nil || !bytes.Equal(enc, appendBucket(nil, f, cmds(f))) {
+				t.Fatalf("frame %d: %x, %v", f, enc, err)
+			}
+		}
+		if _, err := a.bucketAt(ctx, nil, from-1); from > 0 && !errors.Is(err, errGone) {
+			t.Fatalf("frame %d, before the oldest held: %v", from-1, err)
+		}
+	}
+	snaps := newArchive(100)
+	for f := range bucket.Frame(1000) {
+		snaps.keep(f, cmds(f), uint64(f), &snapTally{})
+	}
+	check(snaps, 900, 1000) // checkpoints after 899 and 999
+
+	plain := newArchive(0)
+	plain.limit = 4000
+	held := 0
+	for f := range bucket.Frame(2000) {
+		plain.keep(f, cmds(f), 0, nil)
+		held = max(held, len(plain.log)+4*len(plain.ends))
+	}
+	if held > plain.limit {
+		t.Fatalf("held %d bytes, limit %d", held, plain.limit)
+	}
+	_, from, _ := plain.state()
+	if from == 0 {
+		t.Fatal("nothing forgotten at the limit")
+	}
+	check(plain, from, 2000)
+}
+
 // catchupRig is two members serving catch-ups from archives the test
 // fills, a joiner of the same session and a stranger.
 type catchupRig struct {

@@ -152,10 +152,34 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 		n := min(skipped, maxSkippedSamples)
 		for i := 1; i <= n; i++ {
 			sent := prev + (clock-prev)*time.Duration(i)/time.Duration(n+1)
-			r.addLateness(pos-sent, skipped > 1)
+			c.addLateness(now, r, pos-sent, skipped > 1)
 		}
 	}
-	r.addLateness(pos-clock, true)
+	c.addLateness(now, r, pos-clock, true)
+}
+
+// addLateness records one sample of how late r's datagrams' news reached
+// us: in r's window (its PeerStats) and in the tail of every member's
+// lateness our reports come from (Core.late). A sample that is not a
+// candidate counts in the tail's size but does not set it.
+//
+// When the lateness shifts up (the moving average of the newest samples
+// exceeds the window's mean by lateShift and more), the network got worse
+// and the window's older blocks describe a network that is gone: they are
+// forgotten, so that the report follows the new samples alone at once
+// rather than as they outnumber the old ones over the window.
+func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate bool) {
+	r.lags.Add(d)
+	if c.lateFast == 0 {
+		c.lateFast = d
+	}
+	c.lateFast += (d - c.lateFast) / lateFastSamples
+	if c.late.Len(now) >= 4*minLateSamples {
+		if m := c.late.Mean(now); c.lateFast > 2*m+lateShift {
+			c.late.Forget()
+		}
+	}
+	c.late.Add(now, d, candidate)
 }
 
 // maxSkippedSamples bounds the samples one arrival adds for the datagrams
@@ -220,16 +244,9 @@ func (c *Core) updatePolicy(now time.Duration) {
 		return
 	}
 	c.lastPolicy = now
-	for _, r := range c.peers {
-		if r == nil {
-			continue
-		}
-		// Our report of its lateness, sent back to it; sorting the window
-		// is the costliest thing the core does, so only every tenth frame.
-		if r.lags.Len() > 0 && (r.lagHigh == 0 || c.frame%10 == 0) {
-			r.lagHigh = r.lags.Percentile(99)
-			r.lagPeak = max(r.lagHigh, r.lagPeak-(r.lagPeak-r.lagHigh)*10*c.cfg.Frame/peakMemory)
-		}
+	c.lateReport = 0
+	if c.late.Len(now) >= minLateSamples {
+		c.lateReport = c.late.Quantile(now, lateShare/float64(max(1, c.cfg.Members-1)))
 	}
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
@@ -237,8 +254,8 @@ func (c *Core) updatePolicy(now time.Duration) {
 	if c.frame%10 == 0 {
 		c.stats.SendWait = c.waits.Percentile(99)
 	}
-	var lag time.Duration
-	partial := false
+	lag := c.lateReport
+	partial := lag == 0
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) {
 			continue

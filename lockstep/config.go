@@ -35,11 +35,15 @@ const (
 	DefaultWindow         = 1200 // frames: one minute at 20 Hz
 	DefaultMaxInterval    = 250 * time.Millisecond
 	DefaultMargin         = time.Millisecond
-	DefaultDropTimeout    = 5 * time.Second
-	DefaultHashInterval   = 10
-	DefaultHashHistory    = 2048
-	DefaultAdmitMargin    = 40 // frames: two seconds at 20 Hz
-	DefaultSignInterval   = 100
+	// DefaultStartLead is long enough for most networks, so the first
+	// seconds do not stall while the first reports come in; they replace
+	// it at once.
+	DefaultStartLead    = 500 * time.Millisecond
+	DefaultDropTimeout  = 5 * time.Second
+	DefaultHashInterval = 10
+	DefaultHashHistory  = 2048
+	DefaultAdmitMargin  = 40 // frames: two seconds at 20 Hz
+	DefaultSignInterval = 100
 	// Per member and frame: at most this many commands, of at most this
 	// many payload bytes in all. Within the default window of 1200 frames a
 	// member therefore holds at most 1200 × 8 KiB ≈ 9.4 MiB of payload of
@@ -66,6 +70,10 @@ type Config struct {
 	// selects it), Fixed or Turns.
 	Policy Policy
 	Margin time.Duration // added to the measured lateness when sizing the lead: timer slack, processing (default 1 ms)
+	// StartLead is the adaptive lead before the first reports of lateness
+	// come in (default DefaultStartLead; never below the initial delay's
+	// lead, InitialDelay-1 frames; negative: that lead).
+	StartLead time.Duration
 
 	MaxCommandSize int // largest command payload accepted by Submit and on receipt (default 1 KiB)
 	// MaxFrameCommands and MaxFrameBytes bound one member's commands on
@@ -170,6 +178,7 @@ func (c *Config) applyDefaults() error {
 	defDur(&c.SealRepeat, c.Frame/10)
 	defDur(&c.MaxInterval, DefaultMaxInterval)
 	defDur(&c.Margin, DefaultMargin)
+	defDur(&c.StartLead, DefaultStartLead)
 	def(&c.Overhead, wire.Overhead)
 	def(&c.HashInterval, DefaultHashInterval)
 	def(&c.HashHistory, DefaultHashHistory)

@@ -194,6 +194,8 @@ func (e *scenario) init(d *datadriven.TestData) {
 	}
 	cfg.DropTimeout = e.duration(d, "drop-timeout", 0)
 	cfg.SealRepeat = e.duration(d, "seal-repeat", 0)
+	// The scripts start from the initial delay's lead, as written.
+	cfg.StartLead = -1
 	e.latency = e.duration(d, "latency", 10*time.Millisecond)
 	*e = scenario{t: e.t, latency: e.latency, cut: make([]bool, members), muted: make([]bool, members), exited: make([]bool, members),
 		due: make([]time.Duration, members), kick: make([]bool, members)}

@@ -163,11 +163,13 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 // lateness our reports come from (Core.late). A sample that is not a
 // candidate counts in the tail's size but does not set it.
 //
-// When the lateness shifts up (the moving average of the newest samples
-// exceeds the window's mean by lateShift and more), the network got worse
-// and the window's older blocks describe a network that is gone: they are
-// forgotten, so that the report follows the new samples alone at once
-// rather than as they outnumber the old ones over the window.
+// When the lateness shifts (the moving average of the newest samples
+// exceeds twice the window's mean by lateShift, or falls under half of it
+// by as much), the network changed and the window's older blocks describe
+// a network that is gone: they are forgotten, so that the report follows
+// the new samples alone at once rather than as they outnumber the old ones
+// over the window. (Bursts of loss on a steady network move the average of
+// 32 samples far less.)
 func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate bool) {
 	r.lags.Add(d)
 	if c.lateFast == 0 {
@@ -175,7 +177,7 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 	}
 	c.lateFast += (d - c.lateFast) / lateFastSamples
 	if c.late.Len(now) >= 4*minLateSamples {
-		if m := c.late.Mean(now); c.lateFast > 2*m+lateShift {
+		if m := c.late.Mean(now); c.lateFast > 2*m+lateShift || c.lateFast < m/2-lateShift {
 			c.late.Forget()
 		}
 	}

@@ -1,7 +1,6 @@
 package lockstep_test
 
 import (
-	"bytes"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -21,7 +20,8 @@ import (
 // TestScenarios runs the scripts in testdata/*.txt against cores driven by
 // hand, as etcd's raft runs its interaction scripts: the script owns the
 // clock and every datagram in flight, and each command prints what the
-// cores did. Rewrite the expected output with -rewrite after a deliberate
+// cores did. The cores run on the network the core's Go tests use
+// (testNet), which checks every Ready against the core's contract. Rewrite the expected output with -rewrite after a deliberate
 // change, and read the diff.
 //
 // Commands:
@@ -61,30 +61,18 @@ func TestScenarios(t *testing.T) {
 	})
 }
 
-// scenario holds the cores of a script, its clock and the datagrams in
-// flight.
+// scenario is a script's view of the core tests' network (testNet): the
+// cores, their clock and the datagrams in flight are the network's; the
+// script adds cuts and mutes, and prints.
 type scenario struct {
 	t       *testing.T
-	cores   []*lockstep.Core
-	sims    []*chainSim
-	now     time.Duration
-	latency time.Duration
-	flight  []held // in send order
+	n       *testNet
 	cut     []bool // per member: cut off from the members not cut
 	muted   []bool // per member: its datagrams are lost
-	exited  []bool // per member: Left, so run drives it no more
-	due     []time.Duration
-	kick    []bool
+	verbose bool   // the Ready being run prints all it did, not only its events
+	running bool   // the Ready is run's: a member that has Left exits
 	out     strings.Builder
 	pkt     wire.Packet
-	secs    []lockstep.Section
-}
-
-// held is a datagram in flight.
-type held struct {
-	from, to bucket.Slot
-	at       time.Duration // arrival time, for run
-	data     []byte
 }
 
 // chainSim hashes every command it steps into its state.
@@ -112,30 +100,31 @@ func (e *scenario) do(d *datadriven.TestData) {
 		m := e.member(d, "m")
 		var payload string
 		d.ScanArgs(e.t, "payload", &payload)
-		f, err := e.cores[m].Submit(e.now, []byte(payload))
-		require.NoError(e.t, err)
+		f := e.n.submit(bucket.Slot(m), []byte(payload))
 		e.printf("m%d submits %q for frame %d\n", m, payload, f)
 	case "tick":
-		by := e.duration(d, "by", e.cores[0].Config().Frame)
-		e.now += by
-		e.printf("now %v\n", e.now)
+		by := e.duration(d, "by", e.n.cores[0].Config().Frame)
+		e.n.now += by
+		e.printf("now %v\n", e.n.now)
 	case "ready":
+		e.verbose = true
 		for _, m := range e.members(d) {
-			e.ready(m, true)
+			e.n.ready(m)
 		}
+		e.verbose = false
 	case "deliver", "drop":
 		from, to := e.optMember(d, "from"), e.optMember(d, "to")
 		n := 0
-		e.flight = slices.DeleteFunc(e.flight, func(h held) bool {
+		e.n.inflight = slices.DeleteFunc(e.n.inflight, func(h flight) bool {
 			if (from >= 0 && h.from != bucket.Slot(from)) || (to >= 0 && h.to != bucket.Slot(to)) {
 				return false
 			}
 			n++
 			if d.Cmd == "deliver" {
-				if !e.carries(h) {
+				if !e.carries(h.from, h.to) {
 					e.printf("m%d→m%d lost to a cut or mute\n", h.from, h.to)
 				} else {
-					e.cores[h.to].Receive(e.now, h.from, h.data)
+					e.n.cores[h.to].Receive(e.n.now, h.from, h.data)
 				}
 			}
 			return true
@@ -156,7 +145,7 @@ func (e *scenario) do(d *datadriven.TestData) {
 		e.printf("m%d muted\n", m)
 	case "perturb":
 		m := e.member(d, "m")
-		e.sims[m].h ^= 1
+		e.n.sims[m].h ^= 1
 		e.printf("m%d's state perturbed\n", m)
 	case "heal":
 		clear(e.cut)
@@ -166,12 +155,12 @@ func (e *scenario) do(d *datadriven.TestData) {
 		e.run(e.duration(d, "for", 0))
 	case "leave":
 		m := e.member(d, "m")
-		f, err := e.cores[m].Leave(e.now)
+		f, err := e.n.cores[m].Leave(e.n.now)
 		require.NoError(e.t, err)
 		e.printf("m%d leaves after frame %d\n", m, f)
 	case "stats":
 		for _, m := range e.members(d) {
-			st := e.cores[m].Stats()
+			st := e.n.cores[m].Stats()
 			e.printf("m%d: clock frame %d, executed %d, seal %d, delay %d, stalls %d, commands %d\n",
 				m, st.Frame, st.Executed, st.Seal, st.Delay, st.Stalls, st.Commands)
 		}
@@ -196,50 +185,51 @@ func (e *scenario) init(d *datadriven.TestData) {
 	cfg.SealRepeat = e.duration(d, "seal-repeat", 0)
 	// The scripts start from the initial delay's lead, as written.
 	cfg.StartLead = -1
-	e.latency = e.duration(d, "latency", 10*time.Millisecond)
-	*e = scenario{t: e.t, latency: e.latency, cut: make([]bool, members), muted: make([]bool, members), exited: make([]bool, members),
-		due: make([]time.Duration, members), kick: make([]bool, members)}
-	for i := range members {
-		cfg.Self = bucket.Slot(i)
-		c, err := lockstep.NewCore(cfg, 0)
-		require.NoError(e.t, err)
-		e.cores = append(e.cores, c)
-		e.sims = append(e.sims, &chainSim{})
+	latency := e.duration(d, "latency", 10*time.Millisecond)
+	*e = scenario{t: e.t, cut: make([]bool, members), muted: make([]bool, members)}
+	e.n = newTestNet(e.t, members, 1, func(c *lockstep.Config) {
+		self := c.Self
+		*c = cfg
+		c.Self = self
+	})
+	e.n.latency, e.n.syncSubmit = latency, false
+	e.n.block = func(_ time.Duration, from, to bucket.Slot) bool { return !e.carries(from, to) }
+	e.n.afterReady = e.print
+	for range members {
+		e.n.sims = append(e.n.sims, &chainSim{})
 	}
-	c := e.cores[0].Config()
-	e.printf("%d members, frame %v, initial delay %d, latency %v\n", members, c.Frame, c.InitialDelay, e.latency)
+	c := e.n.cores[0].Config()
+	e.printf("%d members, frame %v, initial delay %d, latency %v\n", members, c.Frame, c.InitialDelay, latency)
 }
 
-// ready runs one Ready of member m, steps its buckets, queues its
-// datagrams and, when verbose, prints all of it; events are always printed.
-func (e *scenario) ready(m int, verbose bool) {
-	c := e.cores[m]
-	rd := c.Ready(e.now)
-	e.due[m], e.kick[m] = rd.Deadline, false
-	if verbose {
-		e.printf("m%d ready at %v, deadline %v\n", m, e.now, rd.Deadline)
-	}
-	for _, dg := range rd.Datagrams {
-		e.flight = append(e.flight, held{from: bucket.Slot(m), to: dg.To, at: e.now + e.latency, data: bytes.Clone(dg.Data)})
-		if verbose {
+// print prints what member m's Ready rd did: when verbose all of it, else
+// its events; in a run, a member that has Left exits.
+func (e *scenario) print(m int, rd lockstep.Ready) {
+	now := e.n.now
+	if e.verbose {
+		e.printf("m%d ready at %v, deadline %v\n", m, now, rd.Deadline)
+		for _, dg := range rd.Datagrams {
 			e.printf("  send m%d→m%d %s\n", m, dg.To, e.decode(dg.Data))
 		}
-	}
-	for _, b := range rd.Buckets {
-		_, e.secs = lockstep.StepBucket(c, e.sims[m], b, e.secs)
-		if verbose && len(b.Commands) > 0 {
-			e.printf("  step frame %d:", b.Frame)
-			for _, cmd := range b.Commands {
-				e.printf(" m%d#%d %q", cmd.Slot, cmd.Seq, cmd.Payload)
+		for _, b := range rd.Buckets {
+			if len(b.Commands) > 0 {
+				e.printf("  step frame %d:", b.Frame)
+				for _, cmd := range b.Commands {
+					e.printf(" m%d#%d %q", cmd.Slot, cmd.Seq, cmd.Payload)
+				}
+				e.printf("\n")
 			}
-			e.printf("\n")
+		}
+		if len(rd.Buckets) > 0 {
+			e.printf("  stepped frames %d..%d\n", rd.Buckets[0].Frame, rd.Buckets[len(rd.Buckets)-1].Frame)
 		}
 	}
-	if verbose && len(rd.Buckets) > 0 {
-		e.printf("  stepped frames %d..%d\n", rd.Buckets[0].Frame, rd.Buckets[len(rd.Buckets)-1].Frame)
-	}
 	for _, ev := range rd.Events {
-		e.printf("  at %v m%d event: %v\n", e.now, m, ev)
+		e.printf("  at %v m%d event: %v\n", now, m, ev)
+	}
+	if e.running && e.n.cores[m].Left() {
+		e.n.exited[m] = true
+		e.printf("  at %v m%d left: it stops\n", now, m)
 	}
 }
 
@@ -273,51 +263,20 @@ func (e *scenario) decode(data []byte) string {
 	return s.String()
 }
 
-// carries reports whether the network delivers h.
-func (e *scenario) carries(h held) bool { return e.cut[h.from] == e.cut[h.to] && !e.muted[h.from] }
+// carries reports whether the network delivers from's datagrams to to.
+func (e *scenario) carries(from, to bucket.Slot) bool {
+	return e.cut[from] == e.cut[to] && !e.muted[from]
+}
 
 // run lets d pass: every datagram arrives after the latency (lost across a
 // cut), and every member runs Ready at its deadline and after input. It
 // prints the events as they come and where each member stands at the end.
 func (e *scenario) run(d time.Duration) {
-	end := e.now + d
-	for {
-		next := end + 1
-		for m, due := range e.due {
-			if !e.exited[m] {
-				next = min(next, due)
-			}
-		}
-		for _, h := range e.flight {
-			next = min(next, h.at)
-		}
-		if next > end {
-			break
-		}
-		e.now = max(e.now, next)
-		e.flight = slices.DeleteFunc(e.flight, func(h held) bool {
-			if h.at > e.now {
-				return false
-			}
-			if e.carries(h) && !e.exited[h.to] {
-				e.cores[h.to].Receive(e.now, h.from, h.data)
-				e.kick[h.to] = true
-			}
-			return true
-		})
-		for m, c := range e.cores {
-			if !e.exited[m] && (e.kick[m] || e.due[m] <= e.now) {
-				e.ready(m, false)
-				if c.Left() {
-					e.exited[m] = true
-					e.printf("  at %v m%d left: it stops\n", e.now, m)
-				}
-			}
-		}
-	}
-	e.now = end
-	e.printf("now %v\n", e.now)
-	for m, c := range e.cores {
+	e.running = true
+	e.n.runUntil(e.n.now + d)
+	e.running = false
+	e.printf("now %v\n", e.n.now)
+	for m, c := range e.n.cores {
 		st := c.Stats()
 		e.printf("m%d: clock frame %d, executed %d, stalls %d, commands %d\n", m, st.Frame, st.Executed, st.Stalls, st.Commands)
 	}
@@ -327,7 +286,7 @@ func (e *scenario) run(d time.Duration) {
 func (e *scenario) member(d *datadriven.TestData, key string) int {
 	var m int
 	d.ScanArgs(e.t, key, &m)
-	require.Less(e.t, m, len(e.cores), "%s: no member %d", d.Pos, m)
+	require.Less(e.t, m, len(e.n.cores), "%s: no member %d", d.Pos, m)
 	return m
 }
 
@@ -343,7 +302,7 @@ func (e *scenario) optMember(d *datadriven.TestData, key string) int {
 func (e *scenario) members(d *datadriven.TestData) []int {
 	var all []int
 	if !d.HasArg("m") {
-		for m := range e.cores {
+		for m := range e.n.cores {
 			all = append(all, m)
 		}
 		return all

@@ -23,7 +23,7 @@ dial:
 		// No direct path (or a direct one that keeps failing) but one
 		// through a relay: the packets take the relayed connection.
 		if relayOnly || (failures >= 3 && t.host.pathsTo(id).relayed) {
-			l, err := t.dialRelayed(slot, id)
+			l, out, err := t.dialRelayed(slot, id)
 			if err == nil {
 				// Open it again if the member refuses or loses it, as long
 				// as it is the member's link; and once hole punching (or
@@ -35,7 +35,7 @@ dial:
 					select {
 					case <-t.ctx.Done():
 						return
-					case <-l.out.done:
+					case <-out.done:
 						break wait
 					case <-upgrade.C:
 						if !upgraded && t.host.pathsTo(id).direct.IsValid() {
@@ -49,7 +49,7 @@ dial:
 				if t.links[slot].Load() != l {
 					return
 				}
-				err = l.out.failed()
+				err = out.failed()
 			}
 			t.log.Debug("peer: opening the relayed packet stream failed; retrying", "member", slot, "id", id, "err", err)
 			if !t.retryAfter(slot, err, &backoff) {
@@ -197,14 +197,10 @@ func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why 
 	_ = conn.CloseWithError(code, why)
 }
 
-// attach makes conn the connection to slot and starts reading it, and in
-// ModeStream writing its stream.
+// attach makes conn the connection to slot, with the carrier of the
+// transport's mode.
 func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
-	l := &link{conn: conn}
-	if t.mode == ModeStream {
-		l.out = newStreamSender(slot, t.queue, t.log)
-	}
-	t.attachLink(slot, l)
+	t.attachLink(slot, &link{conn: conn, carrier: t.newCarrier(slot, conn)})
 }
 
 // attachLink makes l the link to slot and starts its goroutines; a link
@@ -223,16 +219,7 @@ func (t *Transport) attachLink(slot bucket.Slot, l *link) {
 			close(t.ready)
 		}
 	}
-	switch {
-	case l.relayed != nil:
-		t.wg.Go(func() { l.out.runRelayed(t.ctx, l.relayed) })
-		t.wg.Go(func() { t.relayReadLoop(slot, l) })
-	case l.out != nil:
-		t.wg.Go(func() { l.out.run(l.conn) })
-		t.wg.Go(func() { t.streamReadLoop(slot, l.conn) })
-	default:
-		t.wg.Go(func() { t.readLoop(slot, l.conn) })
-	}
+	l.start(t, slot, l)
 	t.mu.Unlock()
 	if l.relayed != nil {
 		t.log.Info("peer: member connected through the relay", "member", slot, "remote", l.relayed.Conn().RemoteMultiaddr())

@@ -102,7 +102,7 @@ func fuzzIDs(t testing.TB, n int) []peer.ID {
 func FuzzLobbyHello(f *testing.F) {
 	ids := fuzzIDs(f, 3)
 	params := testParams(3).withDefaults()
-	l := &lobby{params: params, self: ids[0], members: ids}
+	l := &lobbyMachine{cfg: lobbyConfig{params: params, self: ids[0], members: ids}}
 	good := lobbyMsg{Type: msgHello, Params: &params, Members: idStrings(ids), Commit: make([]byte, 32), Datagram: "127.0.0.1:4000"}
 	for _, m := range []lobbyMsg{
 		good,

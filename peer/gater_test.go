@@ -28,15 +28,10 @@ func newStranger(t *testing.T) host.Host {
 	return h
 }
 
-// eventually waits up to 5 s for cond.
+// eventually waits for cond, failing the test after a generous 10 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 5s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, 10*time.Second, what, cond)
 }
 
 // TestGaterClosesStrangers: a foreign libp2p host may connect to a host

@@ -65,9 +65,9 @@ func testParams(n int) SessionParams {
 	return SessionParams{SessionID: "test-session", Members: n, Sim: "demo", SimVersion: "1.0"}
 }
 
-// joinAll runs Join on every host at once, with params(i) and hooks(i), and
+// joinAll runs Join on every host at once, with params(i), and
 // returns each member's session and error.
-func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hooks func(i int) joinHooks) ([]*Agreement, []error) {
+func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams) ([]*Agreement, []error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -76,11 +76,7 @@ func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hook
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Go(func() {
-			var hk joinHooks
-			if hooks != nil {
-				hk = hooks(i)
-			}
-			sessions[i], errs[i] = join(ctx, h, params(i), othersOf(hosts, i), hk)
+			sessions[i], errs[i] = Join(ctx, h, params(i), othersOf(hosts, i))
 		})
 	}
 	wg.Wait()
@@ -90,7 +86,7 @@ func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams, hook
 // mustJoin joins every host with testParams and fails the test on any error.
 func mustJoin(t *testing.T, hosts []*Host) []*Agreement {
 	t.Helper()
-	sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(len(hosts)) }, nil)
+	sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(len(hosts)) })
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("member %d: Join: %v", i, err)
@@ -104,8 +100,9 @@ func openTransports(t *testing.T, hosts []*Host, sessions []*Agreement, cfg func
 	t.Helper()
 	// Connections are set up over the impaired socket: on the bad profile a
 	// handshake that meets a loss burst waits out QUIC's doubling probe
-	// timeouts, several seconds under the race detector on a busy machine.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// timeouts, several seconds under the race detector on a busy machine, and
+	// several handshakes of one member may meet bursts in a row.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	trs := make([]*Transport, len(hosts))
 	errs := make([]error, len(hosts))
@@ -129,22 +126,45 @@ func openTransports(t *testing.T, hosts []*Host, sessions []*Agreement, cfg func
 	return trs
 }
 
+// until reports whether cond holds within timeout, checking it every few
+// milliseconds. Real sockets leave nothing else to wait on for a figure
+// such as a count in Stats; the timeout is a generous bound, not a goal.
+func until(timeout time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.NewTimer(timeout)
+	defer limit.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-limit.C:
+			return cond()
+		}
+	}
+	return true
+}
+
+// waitFor waits until cond holds and fails the test, naming what it waited
+// for, if it does not within timeout. Call it from the test's goroutine.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !until(timeout, cond) {
+		t.Fatalf("not within %v: %s", timeout, what)
+	}
+}
+
+// pause waits d on a timer: pacing for what a test sends, not a wait for
+// anything to happen.
+func pause(d time.Duration) { <-time.After(d) }
+
 // settleGoroutines waits until at most limit goroutines run, or fails the
 // test with their stacks after a while.
 func settleGoroutines(t *testing.T, limit int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= limit {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines still running, want at most %d:\n%s", n, limit, buf)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !until(10*time.Second, func() bool { return runtime.NumGoroutine() <= limit }) {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("%d goroutines still running, want at most %d:\n%s", runtime.NumGoroutine(), limit, buf)
 	}
 }
 

@@ -93,8 +93,9 @@ type Host struct {
 
 	refusals *refusalLog // warnings about refused strangers, rate-limited
 	gate     *gater
-	nat      natState // NAT traversal (nat.go)
-	natOn    bool     // HostConfig.NAT
+	nat      natState     // NAT traversal (nat.go)
+	natOn    bool         // HostConfig.NAT
+	renewals atomic.Int64 // reservations at relays renewed (reserve.go)
 
 	mu           sync.Mutex
 	closed       bool
@@ -103,6 +104,7 @@ type Host struct {
 	lobbies      map[string]*lobby    // joins in progress, by session ID
 	running      map[string][]peer.ID // members of the sessions joined, by session ID
 	runningOrder []string             // their IDs, oldest first (at most maxRunning)
+	reserving    map[peer.ID]bool     // relays whose reservation a loop renews (reserve.go)
 }
 
 // NewHost starts a host as cfg says. It returns an error wrapping

@@ -1,25 +1,18 @@
 package peer
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/core/protocol"
-
-	"github.com/phalanx-net/phalanx/bucket"
-	"github.com/phalanx-net/phalanx/rng"
 )
 
 // LobbyProtocol is the libp2p stream protocol of the lobby.
@@ -92,53 +85,8 @@ const LobbyWaitReport = 5 * time.Second
 // returns only when all its goroutines are done. One Join per session ID may
 // run on a host at a time ([ErrJoinBusy]).
 func Join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrInfo) (*Agreement, error) {
-	return join(ctx, h, params, peers, joinHooks{})
-}
-
-// joinHooks let in-package tests play a misbehaving member.
-type joinHooks struct {
-	// reveal replaces the contribution this member reveals.
-	reveal func(contribution []byte) []byte
-}
-
-// lobby is one Join in progress.
-type lobby struct {
-	h        *Host
-	log      *slog.Logger
-	params   SessionParams
-	self     peer.ID
-	members  []peer.ID // sorted
-	hello    lobbyMsg  // ours, immutable once registered
-	contrib  []byte
-	accepted chan arrival // streams the host handler accepted from lower members
-
-	mu    sync.Mutex
-	tries map[peer.ID]error // why the latest try to reach a higher member failed
-}
-
-// arrival is a lobby stream whose hello has been read and answered.
-type arrival struct {
-	c     *lobbyConn
-	hello *lobbyMsg
-}
-
-// pair is the lobby's link to one other member.
-type pair struct {
-	c        *lobbyConn
-	hello    *lobbyMsg
-	endpoint netip.AddrPort // datagram address as we reach it
-	aborted  bool
-}
-
-func (p *pair) abort(why error) {
-	if !p.aborted {
-		p.aborted = true
-		p.c.abort(why)
-	}
-}
-
-func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrInfo, hooks joinHooks) (*Agreement, error) {
 	params = params.withDefaults()
+
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
@@ -162,24 +110,24 @@ func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrI
 	if _, err := rand.Read(contrib); err != nil {
 		return nil, fmt.Errorf("peer: lobby: contribution: %w", err)
 	}
-	commit := rng.Commit(contrib)
-	p := params
+	log := h.log.With("session", params.SessionID)
+	m := newLobbyMachine(lobbyConfig{
+		params:   params,
+		self:     self,
+		members:  members,
+		contrib:  contrib,
+		datagram: h.DatagramAddr(),
+		log:      log,
+	}, time.Now())
 	l := &lobby{
-		h:       h,
-		log:     h.log.With("session", params.SessionID),
-		params:  params,
-		self:    self,
-		members: members,
-		contrib: contrib,
-		hello: lobbyMsg{
-			Type:     msgHello,
-			Params:   &p,
-			Members:  idStrings(members),
-			Commit:   commit[:],
-			Datagram: h.DatagramAddr().String(),
-		},
+		h:        h,
+		log:      log,
+		params:   params,
+		self:     self,
+		members:  members,
+		hello:    m.hello,
 		accepted: make(chan arrival, 2*len(members)),
-		tries:    make(map[peer.ID]error),
+		m:        m,
 	}
 	if err := h.register(l); err != nil {
 		return nil, err
@@ -190,7 +138,7 @@ func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrI
 	for _, ai := range peers {
 		h.h.Peerstore().AddAddrs(ai.ID, ai.Addrs, peerstore.AddressTTL)
 	}
-	sess, err := l.run(ctx, hooks)
+	sess, err := l.run(ctx)
 	if err != nil {
 		l.log.Warn("peer: join failed", "err", err)
 		return nil, err
@@ -200,284 +148,91 @@ func join(ctx context.Context, h *Host, params SessionParams, peers []peer.AddrI
 	return sess, nil
 }
 
-// run is the lobby proper: hellos, reveals, ready and start.
-func (l *lobby) run(parent context.Context, hooks joinHooks) (*Agreement, error) {
-	ctx, cancel := context.WithCancel(parent)
+// lobby is one Join in progress: the adapter that drives a lobbyMachine
+// over libp2p streams. The host's stream handler reads its immutable
+// fields and hands over the streams lower members open (accepted).
+type lobby struct {
+	h        *Host
+	log      *slog.Logger
+	params   SessionParams
+	self     peer.ID
+	members  []peer.ID // sorted
+	hello    lobbyMsg  // ours, immutable
+	accepted chan arrival
+	m        *lobbyMachine // only run touches it
+}
+
+// arrival is a lobby stream whose hello has been read and answered.
+type arrival struct {
+	c     *lobbyConn
+	hello *lobbyMsg
+}
+
+// lobbyLink is the adapter's stream to one member.
+type lobbyLink struct {
+	id peer.ID
+	c  *lobbyConn // nil while a dial is opening it
+}
+
+// lobbyEvent is what the adapter's goroutines report to run.
+type lobbyEvent struct {
+	link  *lobbyLink
+	conn  *lobbyConn // a dial opened link's stream and sent the hello
+	msg   *lobbyMsg  // a message read from link (or a probe's answer)
+	err   error      // the dial or the stream failed
+	probe bool
+}
+
+// run drives the machine: it performs its sends, feeds it what the
+// streams bring, its timer and ctx's end, until it is done. Every
+// goroutine it starts has ended when it returns.
+func (l *lobby) run(ctx context.Context) (*Agreement, error) {
+	// Streams are reset when run ends, not when ctx does: the aborts
+	// written on ctx's end should still leave.
+	linkCtx, stopLinks := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer cancel() // runs first: stops the dialers, then wg.Wait
+	defer stopLinks()
+	dialCtx, stopDials := context.WithCancel(ctx)
+	defer stopDials()
 
-	others := len(l.members) - 1
-	pairs := make(map[peer.ID]*pair, others)
-	all := func() []*pair {
-		ps := make([]*pair, 0, len(pairs))
-		for _, id := range l.members {
-			if p := pairs[id]; p != nil {
-				ps = append(ps, p)
+	r := &lobbyRun{l: l, ctx: linkCtx, dialCtx: dialCtx, wg: &wg, events: make(chan lobbyEvent), links: make(map[peer.ID]*lobbyLink)}
+	m := l.m
+	expired := ctx.Done()
+	for {
+		for _, s := range m.sends() {
+			r.send(s)
+		}
+		if sess, err, ok := m.done(); ok {
+			for _, lk := range r.links {
+				if lk.c != nil {
+					lk.c.close()
+				}
 			}
+			return sess, err
 		}
-		return ps
-	}
-	fail := func(err error) (*Agreement, error) {
-		for _, p := range all() {
-			p.abort(err)
+		var timer <-chan time.Time
+		if next := m.next(); !next.IsZero() {
+			timer = time.After(time.Until(next))
 		}
-		return nil, err
-	}
-
-	// Phase 1: hellos. Dial the higher members, accept the lower ones.
-	dialed := make(chan dialResult, others)
-	for _, id := range l.members {
-		if id > l.self {
-			wg.Go(func() { dialed <- l.dial(ctx, id) })
-		}
-	}
-	waiting := time.NewTicker(LobbyWaitReport)
-	defer waiting.Stop()
-	probed := make(chan error, others)
-	probeCtx, stopProbes := context.WithCancel(ctx)
-	defer stopProbes()
-	for len(pairs) < others {
 		select {
-		case <-waiting.C:
-			l.log.Warn("peer: lobby: waiting for members", "missing", l.missing(pairs))
-			// A lower member dials us; if it is silent, ask it why: its
-			// session may have started without us.
-			for _, id := range l.members {
-				if id < l.self && pairs[id] == nil {
-					wg.Go(func() {
-						if err := l.probe(probeCtx, id); err != nil {
-							select {
-							case probed <- err:
-							case <-probeCtx.Done():
-							}
-						}
-					})
-				}
-			}
-		case err := <-probed:
-			if err != nil {
-				return fail(err)
-			}
-		case r := <-dialed:
-			if r.err != nil {
-				return fail(r.err)
-			}
-			if err := l.admit(pairs, r.c, r.hello); err != nil {
-				r.c.abort(err)
-				return fail(err)
-			}
+		case ev := <-r.events:
+			r.handle(ev)
 		case a := <-l.accepted:
-			a.c.stop = context.AfterFunc(ctx, func() { a.c.s.Reset() })
-			if old := pairs[a.c.remote]; old != nil { // the dialer tried again: the newer stream wins
-				old.c.s.Reset()
-				old.c.stop()
-				delete(pairs, a.c.remote)
+			if !m.meeting() {
+				a.c.s.Reset()
+				continue
 			}
-			if err := l.admit(pairs, a.c, a.hello); err != nil {
-				a.c.abort(err)
-				return fail(err)
-			}
-		case <-ctx.Done():
-			var missing []string
-			for _, id := range l.members {
-				if id != l.self && pairs[id] == nil {
-					missing = append(missing, id.String())
-				}
-			}
-			err := fmt.Errorf("peer: lobby: members %s did not answer: %w", strings.Join(missing, ", "), context.Cause(ctx))
-			cancel()
-			wg.Wait()
-			for len(dialed) > 0 {
-				if r := <-dialed; r.last != nil {
-					err = fmt.Errorf("%w; last try to reach %s: %w", err, r.id, r.last)
-					break
-				}
-			}
-			return fail(err)
+			lk := r.link(a.c.remote)
+			lk.c = a.c
+			a.c.stop = context.AfterFunc(linkCtx, func() { a.c.s.Reset() })
+			m.receive(time.Now(), lk.id, a.hello, lk.remoteIP())
+			r.read(lk, a.c)
+		case now := <-timer:
+			m.tick(now)
+		case <-expired:
+			expired = nil
+			m.expire(context.Cause(ctx))
 		}
 	}
-	stopProbes()
-	wg.Wait() // every dialer has delivered
-	ps := all()
-
-	// Phase 2: reveals, checked against the commitments and the transcript.
-	transcript := l.transcript(pairs)
-	revealed := l.contrib
-	if hooks.reveal != nil {
-		revealed = hooks.reveal(slices.Clone(l.contrib))
-	}
-	contribs := make(map[peer.ID][]byte, others)
-	var mu sync.Mutex
-	err := exchange(ps, func(p *pair) error {
-		werr := p.c.write(&lobbyMsg{Type: msgReveal, Contribution: revealed, Transcript: transcript})
-		// Read even if the write failed: the peer may have said why.
-		m, err := p.c.expect(msgReveal)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(m.Transcript, transcript) {
-			return fmt.Errorf("%w: %s saw other hellos than we did (a member sent different commitments to different members?)", ErrTranscriptMismatch, p.c.remote)
-		}
-		var commit [32]byte
-		copy(commit[:], p.hello.Commit)
-		if len(m.Contribution) != ContributionSize || !rng.VerifyCommit(commit, m.Contribution) {
-			return fmt.Errorf("%w: %s revealed a contribution that does not match its commitment", ErrBadReveal, p.c.remote)
-		}
-		mu.Lock()
-		contribs[p.c.remote] = m.Contribution
-		mu.Unlock()
-		return werr
-	})
-	if err != nil {
-		return fail(err)
-	}
-	all32 := [][]byte{l.contrib}
-	for _, c := range contribs {
-		all32 = append(all32, c)
-	}
-	seed := rng.SharedSeed(all32)
-	check := seedCheck(seed)
-
-	// Phase 3: everyone tells the coordinator it is ready, with a check of
-	// its seed; the coordinator announces the start.
-	var start time.Time
-	coord := l.members[0]
-	if l.self == coord {
-		err := exchange(ps, func(p *pair) error {
-			m, err := p.c.expect(msgReady)
-			if err != nil {
-				return err
-			}
-			if !bytes.Equal(m.SeedCheck, check) {
-				return fmt.Errorf("%w: %s derived another seed", ErrTranscriptMismatch, p.c.remote)
-			}
-			return nil
-		})
-		if err != nil {
-			return fail(err)
-		}
-		start = time.Now().Add(StartDelay)
-		err = exchange(ps, func(p *pair) error {
-			return p.c.write(&lobbyMsg{Type: msgStart, StartUnixNano: start.UnixNano()})
-		})
-		if err != nil {
-			return fail(err)
-		}
-	} else {
-		p := pairs[coord]
-		if err := p.c.write(&lobbyMsg{Type: msgReady, SeedCheck: check}); err != nil {
-			return fail(err)
-		}
-		m, err := p.c.expect(msgStart)
-		if err != nil {
-			return fail(err)
-		}
-		now := time.Now()
-		wall := time.Unix(0, m.StartUnixNano)
-		if d := wall.Sub(now); d < -time.Minute || d > time.Minute {
-			return fail(fmt.Errorf("%w: coordinator %s announced a start %v away from our clock; are the clocks synchronized?", ErrLobbyProtocol, coord, d.Round(time.Millisecond)))
-		}
-		start = now.Add(wall.Sub(now)) // keeps now's monotonic reading
-		if start.Before(now) {
-			l.log.Warn("peer: announced start is already past: clocks differ?", "by", now.Sub(start))
-		}
-	}
-	for _, p := range ps {
-		p.c.close()
-	}
-
-	sess := &Agreement{
-		ID:        l.params.SessionID,
-		Params:    l.params,
-		Seed:      seed,
-		Members:   slices.Clone(l.members),
-		Start:     start,
-		Endpoints: make([]netip.AddrPort, len(l.members)),
-	}
-	for i, id := range l.members {
-		if id == l.self {
-			sess.Self = bucket.Slot(i)
-			sess.Endpoints[i] = l.h.DatagramAddr()
-		} else {
-			sess.Endpoints[i] = pairs[id].endpoint
-		}
-	}
-	return sess, nil
-}
-
-// missing describes the members not yet met and why, for the wait report.
-func (l *lobby) missing(pairs map[peer.ID]*pair) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, id := range l.members {
-		switch {
-		case id == l.self || pairs[id] != nil:
-		case id < l.self:
-			out = append(out, fmt.Sprintf("%s (it dials us)", id))
-		case l.tries[id] != nil:
-			out = append(out, fmt.Sprintf("%s (we dial it; last try: %v)", id, l.tries[id]))
-		default:
-			out = append(out, fmt.Sprintf("%s (we dial it)", id))
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// probe asks a lower member, which should dial us, whether its session
-// started without us: it sends our hello and reads the refusal, returning
-// an error wrapping ErrSessionRunning if so and nil for any other answer
-// or none (a member in the lobby refuses the direction and dials us).
-func (l *lobby) probe(ctx context.Context, id peer.ID) error {
-	ctx, cancel := context.WithTimeout(ctx, LobbyWaitReport)
-	defer cancel()
-	s, err := l.h.h.NewStream(network.WithAllowLimitedConn(ctx, "phalanx lobby"), id, LobbyProtocol)
-	if err != nil {
-		return nil
-	}
-	c := newLobbyConn(s)
-	defer context.AfterFunc(ctx, func() { s.Reset() })()
-	defer s.Reset()
-	var m lobbyMsg
-	if c.write(&l.hello) != nil || c.read(&m) != nil {
-		return nil
-	}
-	if m.Type == msgRefuse && m.Reason == refuseRunning {
-		return fmt.Errorf("%w: %s says session %q started without us (a member restarted cannot rejoin it): %s", ErrSessionRunning, id, l.params.SessionID, m.Detail)
-	}
-	return nil
-}
-
-// exchange runs f for every pair at once, waits for all, and returns the
-// most telling error: what we found wrong ourselves before what a peer
-// reported (ErrAborted) before an I/O error. It need not abort anything to
-// make progress: in every phase each member writes before it reads, and a
-// member that gives up closes its streams, so every f returns.
-func exchange(ps []*pair, f func(*pair) error) error {
-	errs := make(chan error, len(ps))
-	for _, p := range ps {
-		go func() { errs <- f(p) }()
-	}
-	var best error
-	for range ps {
-		if err := <-errs; err != nil && (best == nil || errorRank(err) > errorRank(best)) {
-			best = err
-		}
-	}
-	return best
-}
-
-// errorRank orders lobby errors by how much they tell.
-func errorRank(err error) int {
-	for _, s := range []error{ErrVersionMismatch, ErrParamsMismatch, ErrMembersMismatch, ErrNotMember,
-		ErrBadReveal, ErrTranscriptMismatch, ErrLobbyProtocol} {
-		if errors.Is(err, s) {
-			return 2
-		}
-	}
-	if errors.Is(err, ErrAborted) {
-		return 1
-	}
-	return 0
 }

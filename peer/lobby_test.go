@@ -56,102 +56,22 @@ func TestJoinFourMembersAgree(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", want.Params)
 	}
 
-	// A second session on the same hosts has another seed.
-	again := mustJoin(t, hosts)
-	if again[0].Seed == want.Seed {
-		t.Error("two sessions drew the same seed")
-	}
-}
-
-// A member that starts its Join late is waited for: the others retry.
-func TestJoinLateMember(t *testing.T) {
-	hosts := newHosts(t, 3)
-	sessions, errs := joinAll(t, hosts, func(i int) SessionParams {
-		if i == 2 {
-			time.Sleep(300 * time.Millisecond)
-		}
-		return testParams(3)
-	}, nil)
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("member %d: %v", i, err)
-		}
-	}
-	if sessions[0].Seed != sessions[2].Seed {
-		t.Fatal("late member derived another seed")
-	}
-}
-
-func TestJoinVersionMismatch(t *testing.T) {
-	hosts := newHosts(t, 2)
-	_, errs := joinAll(t, hosts, func(i int) SessionParams {
-		p := testParams(2)
-		p.ProtocolVersion = i + 1
+	// A second session on the same hosts has another seed. (Under another
+	// ID: a host that remembers running a session refuses its members'
+	// hellos for that ID until its own Join of it begins, which on a loaded
+	// machine may come after a faster member's hello.)
+	again, errs := joinAll(t, hosts, func(int) SessionParams {
+		p := testParams(len(hosts))
+		p.SessionID += "-again"
 		return p
-	}, nil)
-	for i, err := range errs {
-		if !errors.Is(err, ErrVersionMismatch) {
-			t.Fatalf("member %d: error %v, want ErrVersionMismatch", i, err)
-		}
-	}
-	errorContains(t, slotName(0), errs[0], "we speak 1", "peer "+hosts[1].ID().String()+" speaks 2")
-	errorContains(t, slotName(1), errs[1], "we speak 2", "peer "+hosts[0].ID().String()+" speaks 1")
-}
-
-func TestJoinParamsMismatch(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(*SessionParams)
-		says   string
-	}{
-		{"frame", func(p *SessionParams) { p.FrameMillis = 33 }, "frame length"},
-		{"sim", func(p *SessionParams) { p.Sim = "other" }, "simulation"},
-		{"sim version", func(p *SessionParams) { p.SimVersion = "2.0" }, "simulation version"},
-		{"initial delay", func(p *SessionParams) { p.InitialDelay = 7 }, "initial delay"},
-		{"session length", func(p *SessionParams) { p.Frames = 600 }, "session length"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			hosts := newHosts(t, 2)
-			_, errs := joinAll(t, hosts, func(i int) SessionParams {
-				p := testParams(2)
-				if i == 1 {
-					tt.change(&p)
-				}
-				return p
-			}, nil)
-			for i, err := range errs {
-				if !errors.Is(err, ErrParamsMismatch) {
-					t.Fatalf("member %d: error %v, want ErrParamsMismatch", i, err)
-				}
-				errorContains(t, slotName(i), err, tt.says, hosts[1-i].ID().String())
-			}
-		})
-	}
-}
-
-// A member that reveals something other than what it committed to is caught
-// by every honest member, which names it.
-func TestJoinBadReveal(t *testing.T) {
-	hosts := newHosts(t, 3)
-	const cheater = 1
-	_, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) }, func(i int) joinHooks {
-		if i != cheater {
-			return joinHooks{}
-		}
-		return joinHooks{reveal: func(c []byte) []byte { c[0] ^= 1; return c }}
 	})
 	for i, err := range errs {
-		if i == cheater {
-			if err == nil {
-				t.Error("the cheater joined")
-			}
-			continue
+		if err != nil {
+			t.Fatalf("member %d: the second Join: %v", i, err)
 		}
-		if !errors.Is(err, ErrBadReveal) {
-			t.Fatalf("member %d: error %v, want ErrBadReveal", i, err)
-		}
-		errorContains(t, slotName(i), err, hosts[cheater].ID().String())
+	}
+	if again[0].Seed == want.Seed {
+		t.Error("two sessions drew the same seed")
 	}
 }
 
@@ -186,8 +106,8 @@ func TestJoinRefusesStranger(t *testing.T) {
 	var strangerErr error
 	go func() {
 		defer close(turnedAway)
-		for !target.joining(testParams(2).SessionID) {
-			time.Sleep(5 * time.Millisecond)
+		if !until(10*time.Second, func() bool { return target.joining(testParams(2).SessionID) }) {
+			return // strangerErr stays nil: the test fails
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -198,7 +118,7 @@ func TestJoinRefusesStranger(t *testing.T) {
 			<-turnedAway
 		}
 		return testParams(2)
-	}, nil)
+	})
 	// It learnt nothing: not that the session exists, nor its members.
 	if strangerErr == nil || errors.Is(strangerErr, ErrNotMember) || strings.Contains(strangerErr.Error(), "members of session") {
 		t.Fatalf("stranger's Join: %v", strangerErr)

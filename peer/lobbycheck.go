@@ -13,40 +13,25 @@ import (
 	"github.com/phalanx-net/phalanx/rng"
 )
 
-// admit checks a member's hello against ours and records the pair.
-func (l *lobby) admit(pairs map[peer.ID]*pair, c *lobbyConn, m *lobbyMsg) error {
-	ep, err := l.checkHello(m, c.remote)
-	if err != nil {
-		return err
-	}
-	if ep.Addr().IsUnspecified() { // bound to all interfaces: use the address we reach it at
-		if ip, ok := remoteIP(c.s.Conn().RemoteMultiaddr()); ok {
-			ep = netip.AddrPortFrom(ip, ep.Port())
-		}
-	}
-	pairs[c.remote] = &pair{c: c, hello: m, endpoint: ep}
-	return nil
-}
-
 // checkHello checks the hello m of remote against ours: the same
 // parameters and members, a 32-byte commitment, a datagram address. It
 // returns that address.
-func (l *lobby) checkHello(m *lobbyMsg, remote peer.ID) (netip.AddrPort, error) {
-	if m.Params == nil {
+func (m *lobbyMachine) checkHello(h *lobbyMsg, remote peer.ID) (netip.AddrPort, error) {
+	if h.Params == nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a hello without parameters", ErrLobbyProtocol, remote)
 	}
-	if err := compareParams(l.params, *m.Params, remote); err != nil {
+	if err := compareParams(m.cfg.params, *h.Params, remote); err != nil {
 		return netip.AddrPort{}, err
 	}
-	if err := l.compareMembers(m.Members, remote); err != nil {
+	if err := m.compareMembers(h.Members, remote); err != nil {
 		return netip.AddrPort{}, err
 	}
-	if len(m.Commit) != 32 {
-		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a commitment of %d bytes", ErrLobbyProtocol, remote, len(m.Commit))
+	if len(h.Commit) != 32 {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a commitment of %d bytes", ErrLobbyProtocol, remote, len(h.Commit))
 	}
-	ep, err := netip.ParseAddrPort(m.Datagram)
+	ep, err := netip.ParseAddrPort(h.Datagram)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: %s announced datagram address %q: %v", ErrLobbyProtocol, remote, m.Datagram, err)
+		return netip.AddrPort{}, fmt.Errorf("%w: %s announced datagram address %q: %v", ErrLobbyProtocol, remote, h.Datagram, err)
 	}
 	return ep, nil
 }
@@ -77,7 +62,7 @@ func compareParams(ours, theirs SessionParams, remote peer.ID) error {
 	return nil
 }
 
-func (l *lobby) compareMembers(theirs []string, remote peer.ID) error {
+func (m *lobbyMachine) compareMembers(theirs []string, remote peer.ID) error {
 	ids := make([]peer.ID, 0, len(theirs))
 	for _, s := range theirs {
 		id, err := peer.Decode(s)
@@ -87,43 +72,44 @@ func (l *lobby) compareMembers(theirs []string, remote peer.ID) error {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	if slices.Equal(ids, l.members) {
+	if slices.Equal(ids, m.cfg.members) {
 		return nil
 	}
-	var onlyOurs, onlyTheirs []string
-	for _, id := range l.members {
-		if !slices.Contains(ids, id) {
-			onlyOurs = append(onlyOurs, id.String())
-		}
-	}
-	for _, id := range ids {
-		if !slices.Contains(l.members, id) {
-			onlyTheirs = append(onlyTheirs, id.String())
-		}
-	}
+	onlyOurs, onlyTheirs := notIn(m.cfg.members, ids), notIn(ids, m.cfg.members)
 	return fmt.Errorf("%w: peer %s lacks [%s] and adds [%s]", ErrMembersMismatch, remote, strings.Join(onlyOurs, " "), strings.Join(onlyTheirs, " "))
 }
 
-// transcript hashes what every member's hello said, in slot order, so that
+// notIn returns the IDs of a that b lacks, as text.
+func notIn(a, b []peer.ID) []string {
+	var out []string
+	for _, id := range a {
+		if !slices.Contains(b, id) {
+			out = append(out, id.String())
+		}
+	}
+	return out
+}
+
+// transcriptHash hashes what every member's hello said, in slot order, so that
 // members can check they all saw the same: SHA-256 of
 // "phalanx-lobby-transcript", the session ID, then per member its ID bytes,
 // commitment and announced datagram address, each uvarint-length-prefixed.
-func (l *lobby) transcript(pairs map[peer.ID]*pair) []byte {
+func (m *lobbyMachine) transcriptHash() []byte {
 	h := sha256.New()
 	put := func(b []byte) {
 		h.Write(binary.AppendUvarint(nil, uint64(len(b))))
 		h.Write(b)
 	}
 	h.Write([]byte("phalanx-lobby-transcript"))
-	put([]byte(l.params.SessionID))
-	for _, id := range l.members {
-		m := &l.hello
-		if id != l.self {
-			m = pairs[id].hello
+	put([]byte(m.cfg.params.SessionID))
+	for _, id := range m.cfg.members {
+		hello := &m.hello
+		if id != m.cfg.self {
+			hello = m.peer(id).hello
 		}
 		put([]byte(id))
-		put(m.Commit)
-		put([]byte(m.Datagram))
+		put(hello.Commit)
+		put([]byte(hello.Datagram))
 	}
 	return h.Sum(nil)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 func (h *Host) register(l *lobby) error {
@@ -85,29 +86,21 @@ func (h *Host) handleLobbyStream(s network.Stream) {
 	l := h.lobbies[m.Params.SessionID]
 	running := h.running[m.Params.SessionID]
 	h.mu.Unlock()
-	refuse := func(reason, detail string) {
+	var members []peer.ID
+	var self peer.ID
+	if l != nil {
+		members, self = l.members, l.self
+	}
+	reason, detail, stranger := lobbyRefusal(members, self, running, c.remote)
+	if stranger {
+		h.refusals.refused("peer: lobby: refused a stranger", "session", m.Params.SessionID, "from", c.remote)
+	}
+	if reason != "" {
 		_ = c.write(&lobbyMsg{Type: msgRefuse, Reason: reason, Detail: detail})
 		_ = s.Close()
-	}
-	// A stranger learns nothing of the session: whether it exists, who or
-	// how many its members are. It gets what a host without the session
-	// says, then its connections are closed and refused for a while.
-	switch {
-	case l == nil && running == nil:
-		refuse(refuseNoSession, "") // perhaps a member early: its Join has not begun
-		return
-	case l == nil && slices.Contains(running, c.remote):
-		refuse(refuseRunning, "the session started without you")
-		return
-	case l == nil || !slices.Contains(l.members, c.remote):
-		h.refusals.refused("peer: lobby: refused a stranger", "session", m.Params.SessionID, "from", c.remote)
-		refuse(refuseNoSession, "")
-		if !h.mayConnect(c.remote) { // not a member of another session either
+		if stranger && !h.mayConnect(c.remote) { // not a member of another session either
 			h.refuseStranger(c.remote)
 		}
-		return
-	case c.remote > l.self:
-		refuse(refuseDirection, "the lower peer ID opens the lobby stream")
 		return
 	}
 	if err := c.write(&l.hello); err != nil {
@@ -127,4 +120,25 @@ func (h *Host) handleLobbyStream(s network.Stream) {
 		}
 	}
 	s.Reset()
+}
+
+// lobbyRefusal decides how a host answers the hello that opens a lobby
+// stream from `from`: members and self are those of the Join in progress
+// for the hello's session (nil members if none), running the members of
+// that session if it started without a Join in progress. An empty reason
+// accepts the stream. A stranger learns nothing of the session: whether it
+// exists, who or how many its members are; it gets what a host without the
+// session says, and stranger is true.
+func lobbyRefusal(members []peer.ID, self peer.ID, running []peer.ID, from peer.ID) (reason, detail string, stranger bool) {
+	switch {
+	case members == nil && running == nil:
+		return refuseNoSession, "", false // perhaps a member early: its Join has not begun
+	case members == nil && slices.Contains(running, from):
+		return refuseRunning, "the session started without you", false
+	case !slices.Contains(members, from):
+		return refuseNoSession, "", true
+	case from > self:
+		return refuseDirection, "the lower peer ID opens the lobby stream", false
+	}
+	return "", "", false
 }

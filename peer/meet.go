@@ -53,7 +53,9 @@ const lobbyPoll = 300 * time.Millisecond
 // directly, else through the relay, and hole punching (DCUtR, started by
 // the higher on the relayed connection) upgrades that where the NATs
 // allow. It returns the others' addresses for Join, and the path to each.
-// The host must be made with HostConfig.NAT.
+// The host must be made with HostConfig.NAT. The host renews its
+// reservation at the relay until it closes, so the member stays reachable
+// through the relay however long the session runs.
 func Meet(ctx context.Context, h *Host, cfg MeetConfig, size int) ([]peer.AddrInfo, map[peer.ID]Path, error) {
 	if !h.natEnabled() {
 		return nil, nil, fmt.Errorf("%w: the host was not made with HostConfig.NAT", ErrMeet)
@@ -64,9 +66,11 @@ func Meet(ctx context.Context, h *Host, cfg MeetConfig, size int) ([]peer.AddrIn
 	if err := h.h.Connect(ctx, cfg.Relay); err != nil {
 		return nil, nil, fmt.Errorf("%w: connecting to the relay %s: %w", ErrMeet, cfg.Relay.ID, err)
 	}
-	if _, err := client.Reserve(ctx, h.h, cfg.Relay); err != nil {
+	rsvp, err := client.Reserve(ctx, h.h, cfg.Relay)
+	if err != nil {
 		return nil, nil, fmt.Errorf("%w: reserving a slot at the relay %s: %w", ErrMeet, cfg.Relay.ID, err)
 	}
+	h.keepReserved(cfg.Relay, rsvp.Expiration)
 	var ans *LobbyAnswer
 	for {
 		var err error

@@ -149,9 +149,9 @@ func TestMeetUpgradesMidSession(t *testing.T) {
 		}
 	}
 	// Once both play relayed, a direct path appears.
-	for members[0].Phase() != PhasePlaying || members[1].Phase() != PhasePlaying || members[0].Status().Frame < 50 {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, 30*time.Second, "both members play relayed, frame 50", func() bool {
+		return members[0].Phase() == PhasePlaying && members[1].Phase() == PhasePlaying && members[0].Status().Frame >= 50
+	})
 	if ts := members[0].TransportStats(); !ts.Members[1-members[0].Status().Slot].Relayed {
 		t.Fatalf("not relayed at first: %+v", ts.Members)
 	}

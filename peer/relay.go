@@ -94,6 +94,7 @@ func PublicFilter(cidrs []netip.Prefix) func(ma.Multiaddr) bool {
 type Relay struct {
 	h      host.Host
 	svc    *relayv2.Relay
+	counts *relayCounts // the circuit service's counters (Stats)
 	log    *slog.Logger
 	public func(ma.Multiaddr) bool
 
@@ -138,12 +139,13 @@ func NewRelay(ctx context.Context, cfg RelayConfig) (*Relay, error) {
 		rc = *cfg.Resources
 	}
 	public := PublicFilter(cfg.PublicCIDRs)
-	svc, err := relayv2.New(h, relayv2.WithResources(rc), relayv2.WithReservationAddressFilter(public))
+	counts := new(relayCounts)
+	svc, err := relayv2.New(h, relayv2.WithResources(rc), relayv2.WithReservationAddressFilter(public), relayv2.WithMetricsTracer(counts))
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("peer: starting the relay service: %w", err)
 	}
-	r := &Relay{h: h, svc: svc, log: log, public: public, dir: newDirectory(cfg.Directory)}
+	r := &Relay{h: h, svc: svc, counts: counts, log: log, public: public, dir: newDirectory(cfg.Directory)}
 	h.SetStreamHandler(DirectoryProtocol, r.handleDirectory)
 	log.Info("phalanx relay: started", "id", h.ID(), "addrs", h.Addrs())
 	return r, nil
@@ -168,6 +170,10 @@ func (r *Relay) Registrations() (members, lobbies int) {
 	defer r.mu.Unlock()
 	return r.dir.counts()
 }
+
+// Stats returns what the relay's circuit service did since it started. It
+// is safe for concurrent use.
+func (r *Relay) Stats() RelayStats { return r.counts.stats() }
 
 // Close stops the relay. It is idempotent.
 func (r *Relay) Close() error {

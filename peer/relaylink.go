@@ -48,7 +48,7 @@ func (t *Transport) acceptedRelayed(s network.Stream) {
 		t.host.refusals.refused("peer: refused a relayed packet stream", "from", id, "why", "the lower peer ID opens it")
 		_ = s.Reset()
 	default:
-		t.attachLink(slot, &link{relayed: s, out: newStreamSender(slot, t.queue, t.log)})
+		t.attachLink(slot, t.relayedLink(slot, s))
 	}
 }
 
@@ -57,15 +57,20 @@ func (t *Transport) acceptedRelayed(s network.Stream) {
 // link. The member may still refuse it (libp2p confirms the protocol
 // lazily: a member whose transport is not running yet resets the stream);
 // the link's sender is done then.
-func (t *Transport) dialRelayed(slot bucket.Slot, id peer.ID) (*link, error) {
+func (t *Transport) dialRelayed(slot bucket.Slot, id peer.ID) (*link, *streamSender, error) {
 	ctx := network.WithAllowLimitedConn(t.ctx, "phalanx packets")
 	s, err := t.host.h.NewStream(ctx, id, PacketsProtocol)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	l := &link{relayed: s, out: newStreamSender(slot, t.queue, t.log)}
+	l := t.relayedLink(slot, s)
 	t.attachLink(slot, l)
-	return l, nil
+	return l, l.carrier.(*streamCarrier).out, nil
+}
+
+// relayedLink returns the link of the relayed packet stream s to slot.
+func (t *Transport) relayedLink(slot bucket.Slot, s network.Stream) *link {
+	return &link{relayed: s, carrier: &streamCarrier{relayed: s, out: newStreamSender(slot, t.queue, t.log)}}
 }
 
 // runRelayed writes what is queued to the relayed stream s until ctx ends
@@ -76,8 +81,8 @@ func (s *streamSender) runRelayed(ctx context.Context, str network.Stream) {
 
 // relayReadLoop reads the frames of a relayed link and delivers them in
 // order, waiting rather than dropping when Incoming is full.
-func (t *Transport) relayReadLoop(slot bucket.Slot, l *link) {
-	r := bufio.NewReaderSize(l.relayed, 4<<10)
+func (t *Transport) relayReadLoop(slot bucket.Slot, l *link, c *streamCarrier) {
+	r := bufio.NewReaderSize(c.relayed, 4<<10)
 	for {
 		packet, err := readFrame(r)
 		if err != nil {
@@ -86,8 +91,8 @@ func (t *Transport) relayReadLoop(slot bucket.Slot, l *link) {
 			} else if cur := t.links[slot].Load(); t.ctx.Err() == nil && cur == l && !errors.Is(err, io.EOF) {
 				t.log.Warn("peer: relayed stream to member lost", "member", slot, "err", err)
 			}
-			l.out.fail(fmt.Errorf("peer: relayed stream: %w", err))
-			_ = l.relayed.Reset()
+			c.out.fail(fmt.Errorf("peer: relayed stream: %w", err))
+			_ = c.relayed.Reset()
 			return
 		}
 		if !t.deliver(slot, packet, true) {

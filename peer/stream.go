@@ -265,7 +265,7 @@ func (t *Transport) streamReadLoop(slot bucket.Slot, conn *quic.Conn) {
 				}
 				break
 			}
-			if !t.deliver(slot, packet, false) {
+			if !t.deliver(slot, packet, true) {
 				return
 			}
 		}

@@ -35,9 +35,9 @@ func TestSessionsOverQUICStreamsBadProfile(t *testing.T) {
 
 	// Reliable: once the last retransmissions are in, every member has
 	// received every packet each other member queued for it, byte for byte.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		missing := ""
+	missing := ""
+	arrived := func() bool {
+		missing = ""
 		for i, a := range trs {
 			sa := a.Stats()
 			if sa.Mode != ModeStream {
@@ -56,13 +56,10 @@ func TestSessionsOverQUICStreamsBadProfile(t *testing.T) {
 				}
 			}
 		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: packets sent never arrived", missing)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return missing == ""
+	}
+	if !until(20*time.Second, arrived) {
+		t.Fatalf("%s: packets sent never arrived", missing)
 	}
 }
 
@@ -164,13 +161,12 @@ func TestStreamFramesFromRawMember(t *testing.T) {
 	conf := clientTLS(ident, h.ID())
 	conf.NextProtos = []string{ALPNStream}
 	var conn *quic.Conn
-	for conn == nil {
-		if conn, err = qt.Dial(ctx, net.UDPAddrFromAddrPort(h.DatagramAddr()), conf, ModeStream.quicConfig()); err != nil {
-			if ctx.Err() != nil {
-				t.Fatalf("dial: %v", err)
-			}
-			time.Sleep(20 * time.Millisecond) // the transport is not listening yet
-		}
+	until(time.Minute, func() bool { // until the transport listens, or ctx ends
+		conn, err = qt.Dial(ctx, net.UDPAddrFromAddrPort(h.DatagramAddr()), conf, ModeStream.quicConfig())
+		return err == nil || ctx.Err() != nil
+	})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
 	}
 	r := <-opened
 	if r.err != nil {

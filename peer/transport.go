@@ -145,29 +145,11 @@ type Transport struct {
 	silent   atomic.Bool // the silence warning is out; the next datagram clears it
 }
 
-// link is the connection to one member and, in ModeStream or over a
-// relay, the send queue of its stream.
+// link is the connection to one member and the carrier of its packets.
 type link struct {
 	conn    *quic.Conn     // nil for a relayed link
-	relayed network.Stream // the stream over a relayed libp2p connection (relaylink.go); nil otherwise
-	out     *streamSender  // nil in ModeDatagram on a direct link
-}
-
-// close ends the link, telling the member why.
-func (l *link) close(code quic.ApplicationErrorCode, why string) {
-	if l.relayed != nil {
-		_ = l.relayed.Reset()
-		return
-	}
-	_ = l.conn.CloseWithError(code, why)
-}
-
-// alive reports whether the link's connection is still open.
-func (l *link) alive() bool {
-	if l.relayed != nil {
-		return l.out.failed() == nil
-	}
-	return l.conn.Context().Err() == nil
+	relayed network.Stream // the stream through a relay (relaylink.go); nil otherwise
+	carrier
 }
 
 // NewTransport opens the datagram channel of sess on h's datagram socket
@@ -297,10 +279,10 @@ func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 }
 
 // deliver counts and logs one packet from slot and puts it on Incoming.
-// In ModeDatagram a full Incoming drops it; in ModeStream, where nothing
-// may be lost, it waits (and QUIC's flow control in time holds the member
-// back). It returns false if the transport closed meanwhile.
-// A relayed link's packets (reliable) wait as in ModeStream.
+// An unreliable carrier's packet is dropped when Incoming is full; a
+// reliable one's, where nothing may be lost, waits (and the stream's flow
+// control in time holds the member back). It returns false if the
+// transport closed meanwhile.
 func (t *Transport) deliver(slot bucket.Slot, data []byte, reliable bool) bool {
 	m := &t.members[slot]
 	now := time.Now()
@@ -314,7 +296,7 @@ func (t *Transport) deliver(slot bucket.Slot, data []byte, reliable bool) bool {
 		t.plog.record(now, dirIn, slot, data)
 	}
 	in := lockstep.Inbound{From: slot, Data: data}
-	if t.mode == ModeStream || reliable {
+	if reliable {
 		select {
 		case t.in <- in:
 			return true
@@ -359,40 +341,18 @@ func (t *Transport) Send(to bucket.Slot, data []byte) error {
 		m.sendErrors.Add(1)
 		return fmt.Errorf("%w: slot %d", ErrNotConnected, to)
 	}
-	if l.out != nil {
-		return t.sendStream(to, l.out, data)
-	}
-	if err := l.conn.SendDatagram(data); err != nil {
+	sent, err := l.send(data)
+	switch {
+	case errors.Is(err, ErrDatagramTooLarge):
 		m.sendErrors.Add(1)
-		var tooLarge *quic.DatagramTooLargeError
-		if errors.As(err, &tooLarge) {
-			return fmt.Errorf("%w: %d bytes, the path takes %d", ErrDatagramTooLarge, len(data), tooLarge.MaxDatagramPayloadSize)
-		}
-		if t.ctx.Err() != nil {
-			return ErrClosed
-		}
-		return fmt.Errorf("peer: sending to member %d: %w", to, err)
-	}
-	m.sent.Add(1)
-	m.sentBytes.Add(uint64(len(data)))
-	if t.plog != nil {
-		t.plog.record(time.Now(), dirOut, to, data)
-	}
-	return nil
-}
-
-// sendStream queues data for member to's stream (ModeStream).
-func (t *Transport) sendStream(to bucket.Slot, out *streamSender, data []byte) error {
-	m := &t.members[to]
-	queued, err := out.enqueue(data)
-	if err != nil {
+		return err
+	case err != nil:
 		m.sendErrors.Add(1)
 		if t.ctx.Err() != nil {
 			return ErrClosed
 		}
 		return fmt.Errorf("peer: sending to member %d: %w", to, err)
-	}
-	if !queued {
+	case !sent:
 		m.sendDropped.Add(1)
 		return nil
 	}

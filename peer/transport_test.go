@@ -280,7 +280,7 @@ func TestTransportImpairedLoss(t *testing.T) {
 		if err := a.Send(b.Agreement().Self, payload(a.Agreement().Self, seq, 700)); err != nil {
 			t.Fatalf("Send %d: %v", seq, err)
 		}
-		time.Sleep(time.Millisecond)
+		pause(time.Millisecond) // a QUIC packet each, not a burst the queue drops
 	}
 	got := collect(b.Incoming(), n, 500*time.Millisecond)
 	share := float64(len(got)) / n
@@ -318,7 +318,7 @@ func closeLeavesNoGoroutines(t *testing.T, mode Mode) {
 				}
 			}
 		}()
-		sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) }, nil)
+		sessions, errs := joinAll(t, hosts, func(int) SessionParams { return testParams(3) })
 		for _, err := range errs {
 			if err != nil {
 				t.Fatal(err)
@@ -400,13 +400,7 @@ func TestPacketLogAndSilenceWarning(t *testing.T) {
 	// (the receiver must have warned too before anything is sent, or it
 	// has no silence to recover from: their monitors tick at their own
 	// moments).
-	deadline := time.Now().Add(5 * time.Second)
-	for a.Stats().Silences == 0 || b.Stats().Silences == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no silence warning")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, 10*time.Second, "a silence warning on both", func() bool { return a.Stats().Silences > 0 && b.Stats().Silences > 0 })
 	if !strings.Contains(records.String(), "nothing received from any member") {
 		t.Fatalf("log lacks the warning:\n%s", records.String())
 	}
@@ -422,7 +416,7 @@ func TestPacketLogAndSilenceWarning(t *testing.T) {
 		if err := a.Send(b.Agreement().Self, data); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		pause(10 * time.Millisecond)
 	}
 	if err := a.Send(b.Agreement().Self, []byte("junk")); err != nil {
 		t.Fatal(err)
@@ -430,12 +424,8 @@ func TestPacketLogAndSilenceWarning(t *testing.T) {
 	if got := collect(b.Incoming(), 3, 2*time.Second); len(got) != 3 {
 		t.Fatalf("received %d datagrams, want 3", len(got))
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for !strings.Contains(records.String(), "datagrams arriving again") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovery message:\n%s", records.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !until(10*time.Second, func() bool { return strings.Contains(records.String(), "datagrams arriving again") }) {
+		t.Fatalf("no recovery message:\n%s", records.String())
 	}
 	a.Close()
 	b.Close()

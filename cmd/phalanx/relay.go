@@ -104,6 +104,10 @@ func runRelay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, addr.String())
 	}
 	<-ctx.Done()
+	st := r.Stats()
+	members, lobbies := r.Registrations()
+	logger.Info("phalanx relay: stopping", "reservations", st.Reservations, "renewals", st.Renewals,
+		"circuits", st.Circuits, "bytes_relayed", st.BytesRelayed, "waiting_members", members, "lobbies", lobbies)
 	return 0
 }
 

@@ -265,3 +265,67 @@ func TestStatementRecords(t *testing.T) {
 		t.Fatalf("a statement in a version-1 file: %v, want ErrMalformed", err)
 	}
 }
+
+// TestStatementWaitsForItsCommands: a statement covering commands not yet
+// recorded (a member signs commands stamped a lead ahead) is held until they
+// are, and newer ones are not kept meanwhile; at Close the file holds the
+// newest statement whose commands it holds, never one it cannot check. An
+// admission writes the member's held statement before the change record:
+// it is about the old stream.
+func TestStatementWaitsForItsCommands(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetCompression(false)
+	sig := bytes.Repeat([]byte{0x5a}, 64)
+	step := func(f bucket.Frame, seq uint32) {
+		t.Helper()
+		var cmds []bucket.Command
+		if seq > 0 {
+			cmds = []bucket.Command{{Slot: 1, Seq: seq - 1, Frame: f, Payload: []byte{byte(f)}}}
+		}
+		if err := w.Step(f, cmds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func(seal bucket.Frame, count uint32) Statement {
+		return Statement{Member: 1, Tag: 7, Seal: seal, Count: count, Signature: sig}
+	}
+	step(0, 1) // member 1's command 0
+	w.Statement(state(2, 1))
+	w.Statement(state(4, 2)) // command 1, on frame 3: waits
+	w.Statement(state(6, 3)) // an older one waits: not kept
+	step(1, 0)
+	step(2, 0)
+	step(3, 2) // command 1 recorded: the waiting statement is the newest to write
+	w.Statement(state(8, 4))
+	if err := w.Membership(Change{Kind: ChangeRejoin, Member: 1, Frame: 5, LastFrame: -1}); err != nil {
+		t.Fatal(err)
+	}
+	step(4, 0)
+	if err := w.Close(4, 1, EndCompleted); err != nil {
+		t.Fatal(err)
+	}
+	_, recs, err := readAll(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		switch r.Kind {
+		case KindStatement:
+			got = append(got, fmt.Sprintf("after %d: statement seal %d count %d", r.Frame, r.Statement.Seal, r.Statement.Count))
+		case KindChange:
+			got = append(got, fmt.Sprintf("after %d: change of member %d at %d", r.Frame, r.Change.Member, r.Change.Frame))
+		}
+	}
+	want := []string{
+		"after 3: statement seal 4 count 2",
+		"after 5: change of member 1 at 5",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("records\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -52,9 +52,13 @@ type Writer struct {
 	chunks      int
 	offset      int64 // bytes written
 
-	// Statements: the newest of each member not yet written, and the frame
-	// count when statements were last written.
+	// Statements: per member the newest whose commands are recorded and
+	// not yet written, and the first received since whose commands are not
+	// recorded yet (it waits for them); the frame count when statements
+	// were last written.
 	stmts     []Statement
+	wait      []Statement
+	waiting   int // members with a statement in wait
 	stmtFrame bucket.Frame
 	closing   bool
 }
@@ -196,7 +200,24 @@ func (w *Writer) Step(frame bucket.Frame, cmds []bucket.Command) error {
 	}
 	w.next++
 	w.written++
+	if w.waiting > 0 {
+		w.promote()
+	}
 	return nil
+}
+
+// promote moves each waiting statement whose commands are now all recorded
+// to the statements to write.
+func (w *Writer) promote() {
+	for m := range w.wait {
+		s := &w.wait[m]
+		if s.Signature == nil || uint64(s.Count) > w.expect[m] {
+			continue
+		}
+		w.stmts[m], *s = *s, w.stmts[m]
+		s.Signature = nil // it is older than the one promoted
+		w.waiting--
+	}
 }
 
 // begin opens a chunk if none is open, then encodes the pending run of
@@ -292,6 +313,15 @@ func (w *Writer) Membership(c Change) error {
 	}
 	if c.Kind.admission() {
 		w.restart[c.Member] = c.Frame
+		// The statements held are about the member's old stream, and a
+		// verifier reads those after this record as the new one's.
+		if w.stmts != nil {
+			w.writeStatement(int(c.Member))
+			if w.wait[c.Member].Signature != nil {
+				w.wait[c.Member].Signature = nil
+				w.waiting--
+			}
+		}
 	}
 	w.begin()
 	w.payload = append(w.payload, recChange, byte(c.Kind))
@@ -304,8 +334,12 @@ func (w *Writer) Membership(c Change) error {
 
 // Statement records a member's signed statement. Since a statement vouches
 // for every command before it, the Writer keeps only the newest of each
-// member and writes them with the chunk that passes StatementFrames frames
-// since it last wrote statements, and at Close. The signature is copied.
+// member whose commands it has recorded, and writes them with the chunk that
+// passes StatementFrames frames since it last wrote statements, and at
+// Close. A statement that covers commands not recorded yet (a member signs
+// commands stamped a lead ahead) waits until they are, and newer ones are
+// not kept meanwhile: so the statements written are ones the file can
+// check. The signature is copied.
 func (w *Writer) Statement(s Statement) error {
 	if err := w.usable(); err != nil {
 		return err
@@ -320,9 +354,18 @@ func (w *Writer) Statement(s Statement) error {
 	}
 	if w.stmts == nil {
 		w.stmts = make([]Statement, len(w.expect))
+		w.wait = make([]Statement, len(w.expect))
 	}
-	s.Signature = append(w.stmts[s.Member].Signature[:0], s.Signature...)
-	w.stmts[s.Member] = s
+	keep := &w.stmts[s.Member]
+	if uint64(s.Count) > w.expect[s.Member] {
+		keep = &w.wait[s.Member]
+		if keep.Signature != nil {
+			return nil // an older one waits already
+		}
+		w.waiting++
+	}
+	s.Signature = append(keep.Signature[:0], s.Signature...)
+	*keep = s
 	return nil
 }
 
@@ -333,20 +376,25 @@ func (w *Writer) writeStatements() {
 		return
 	}
 	for i := range w.stmts {
-		s := &w.stmts[i]
-		if s.Signature == nil {
-			continue
-		}
-		w.begin()
-		w.payload = append(w.payload, recStatement)
-		w.payload = binary.AppendUvarint(w.payload, uint64(s.Member))
-		w.payload = binary.AppendUvarint(w.payload, uint64(s.Tag))
-		w.payload = binary.AppendUvarint(w.payload, uint64(s.Seal+1))
-		w.payload = binary.AppendUvarint(w.payload, uint64(s.Count))
-		w.payload = appendBytes(w.payload, s.Signature)
-		s.Signature = nil
+		w.writeStatement(i)
 	}
 	w.stmtFrame = w.next
+}
+
+// writeStatement encodes member m's statement to write, if it has one.
+func (w *Writer) writeStatement(m int) {
+	s := &w.stmts[m]
+	if s.Signature == nil {
+		return
+	}
+	w.begin()
+	w.payload = append(w.payload, recStatement)
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Member))
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Tag))
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Seal+1))
+	w.payload = binary.AppendUvarint(w.payload, uint64(s.Count))
+	w.payload = appendBytes(w.payload, s.Signature)
+	s.Signature = nil
 }
 
 // Flush writes everything recorded so far as one chunk, if anything is

@@ -192,7 +192,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		Max:         time.Duration(cfg.MaxDelay-1) * cfg.Frame,
 		Margin:      cfg.Margin,
 		ShrinkAfter: 40,            // two seconds at 20 Hz asking for less before shrinking
-		Step:        cfg.Frame / 2, // over half a frame, the lead is a whole number of half frames
+		Step:        cfg.Frame / 2, // over a frame, the lead is a whole number of half frames
 	}, max(time.Duration(cfg.InitialDelay-1)*cfg.Frame, cfg.StartLead))
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {

@@ -92,16 +92,16 @@ func (s *Samples) Min() time.Duration {
 // yet a lead that started high (before anything was measured) comes down in
 // one step.
 //
-// With Step set, a lead longer than Step is a whole number of Steps (the
-// target rounded up), and a lower one is asked for only when the target is
-// below it by half a Step more: the lead then moves in whole steps and
+// With Step set, a lead longer than two Steps is a whole number of Steps
+// (the target rounded up), and a lower one is asked for only when the target
+// is below it by half a Step more: the lead then moves in whole steps and
 // seldom. Every move costs twice: the latency tail follows the highest lead
-// of a session, the stalls its lowest.
+// of a session, the stalls its lowest. A shorter lead is any duration.
 type LeadPolicy struct {
 	Min, Max    time.Duration // bounds on the lead; 0 <= Min <= Max
 	Margin      time.Duration // added to the measurement (processing, timer slack)
 	ShrinkAfter int           // consecutive lower targets before shrinking to the largest of them
-	Step        time.Duration // leads above it are whole multiples of it (0: any lead)
+	Step        time.Duration // leads above two of it are whole multiples of it (0: any lead)
 }
 
 // Lead is the state of a LeadPolicy: the current lead and how long a lower
@@ -128,9 +128,10 @@ func (p LeadPolicy) Target(late, wait time.Duration) time.Duration {
 	return p.level(late + wait + p.Margin)
 }
 
-// level clamps a lead to the bounds and rounds it up to a whole Step.
+// level clamps a lead to the bounds and, past two Steps, rounds it up to a
+// whole Step.
 func (p LeadPolicy) level(d time.Duration) time.Duration {
-	if p.Step > 0 && d > p.Step {
+	if p.Step > 0 && d > 2*p.Step {
 		d = (d + p.Step - 1) / p.Step * p.Step
 	}
 	return max(p.Min, min(d, p.Max))
@@ -141,7 +142,7 @@ func (p LeadPolicy) level(d time.Duration) time.Duration {
 // measurement wandering around a level's edge does not move the lead.
 func (p LeadPolicy) lower(late, wait time.Duration) time.Duration {
 	d := late + wait + p.Margin
-	if p.Step > 0 && d > p.Step {
+	if p.Step > 0 && d > 2*p.Step {
 		d += p.Step / 2
 	}
 	return p.level(d)

@@ -310,11 +310,11 @@ func TestLeadRaise(t *testing.T) {
 }
 
 func TestLeadSteps(t *testing.T) {
-	// Steps of 50 ms: a lead up to a step is any duration; above, whole
-	// steps, rounded up.
+	// Steps of 50 ms: a lead up to two steps is any duration; above,
+	// whole steps, rounded up.
 	p := LeadPolicy{Max: ms(950), ShrinkAfter: 2, Step: ms(50)}
 	for _, tt := range []struct{ late, want time.Duration }{
-		{ms(30), ms(30)}, {ms(50), ms(50)}, {ms(50) + 1, ms(100)}, {ms(149), ms(150)}, {ms(150), ms(150)}, {ms(940), ms(950)}, {ms(2000), ms(950)},
+		{ms(30), ms(30)}, {ms(70), ms(70)}, {ms(100), ms(100)}, {ms(100) + 1, ms(150)}, {ms(149), ms(150)}, {ms(150), ms(150)}, {ms(940), ms(950)}, {ms(2000), ms(950)},
 	} {
 		if got := p.Target(tt.late, 0); got != tt.want {
 			t.Errorf("Target(%v) = %v, want %v", tt.late, got, tt.want)

@@ -26,6 +26,11 @@ var (
 	ErrJoining = errors.New("lockstep: not admitted yet")
 )
 
+// DefaultStartLead is the adaptive lead before the first reports of
+// lateness (Config.StartLead): long enough for most networks, so the first
+// seconds do not stall while the reports come in; they replace it at once.
+const DefaultStartLead = 500 * time.Millisecond
+
 // Defaults for the zero fields of Config.
 const (
 	DefaultFrame          = 50 * time.Millisecond
@@ -35,15 +40,11 @@ const (
 	DefaultWindow         = 1200 // frames: one minute at 20 Hz
 	DefaultMaxInterval    = 250 * time.Millisecond
 	DefaultMargin         = time.Millisecond
-	// DefaultStartLead is long enough for most networks, so the first
-	// seconds do not stall while the first reports come in; they replace
-	// it at once.
-	DefaultStartLead    = 500 * time.Millisecond
-	DefaultDropTimeout  = 5 * time.Second
-	DefaultHashInterval = 10
-	DefaultHashHistory  = 2048
-	DefaultAdmitMargin  = 40 // frames: two seconds at 20 Hz
-	DefaultSignInterval = 100
+	DefaultDropTimeout    = 5 * time.Second
+	DefaultHashInterval   = 10
+	DefaultHashHistory    = 2048
+	DefaultAdmitMargin    = 40 // frames: two seconds at 20 Hz
+	DefaultSignInterval   = 100
 	// Per member and frame: at most this many commands, of at most this
 	// many payload bytes in all. Within the default window of 1200 frames a
 	// member therefore holds at most 1200 × 8 KiB ≈ 9.4 MiB of payload of

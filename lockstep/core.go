@@ -95,7 +95,7 @@ type Core struct {
 	refilled   time.Duration // when tokens were last refilled
 	waits      *delay.Samples
 	lastPolicy time.Duration
-	late       *delay.Tail   // how late every other member's datagrams' news reached us, over lateWindow (sampleLateness)
+	late       *delay.Tail   // how late every other member's datagrams' news reached us (addLateness), over lateBlocks × lateBlock
 	lateFast   time.Duration // moving average of the newest samples of late (addLateness)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 

@@ -253,8 +253,13 @@ func (c *Core) updatePolicy(now time.Duration) {
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
 	}
+	// The seal changes' wait for their send is held like the lateness: a
+	// higher one at once, a lower one only over waitMemory, so the lead
+	// does not follow every swing of the byte budget's queue (which would
+	// cost both its highs and its lows, as a wandering lateness does).
 	if c.frame%10 == 0 {
 		c.stats.SendWait = c.waits.Percentile(99)
+		c.waitHold = max(c.stats.SendWait, c.waitHold-(c.waitHold-c.stats.SendWait)*10*c.cfg.Frame/waitMemory)
 	}
 	lag := c.lateReport
 	partial := lag == 0
@@ -276,7 +281,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 	// The lead covers the lateness, a seal change's wait for its send, and
 	// the second copy of a seal whose first datagram was lost. Until every
 	// path is measured it can only grow.
-	wait := c.stats.SendWait + max(c.cfg.SealRepeat, 0)
+	wait := c.waitHold + max(c.cfg.SealRepeat, 0)
 	if partial {
 		c.lead.Raise(lag, wait)
 	} else {

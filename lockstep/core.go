@@ -97,6 +97,7 @@ type Core struct {
 	lastPolicy time.Duration
 	late       *delay.Tail   // how late every other member's datagrams' news reached us (addLateness), over lateBlocks × lateBlock
 	lateFast   time.Duration // moving average of the newest samples of late (addLateness)
+	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 
 	stats Stats

@@ -271,6 +271,11 @@ const (
 	lateShift       = 10 * time.Millisecond
 )
 
+// waitMemory is how slowly a lower wait of seal changes for their send
+// lowers the lead: the excess of the wait the lead covers over the measured
+// one shrinks by a factor e over it.
+const waitMemory = 40 * time.Second
+
 // lagReport is the Lag field of our datagrams: lag rounded up to a whole
 // tick so that a lead of that size covers it; at least one tick once
 // reported, since 0 says nothing is measured yet.

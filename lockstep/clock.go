@@ -253,13 +253,18 @@ func (c *Core) updatePolicy(now time.Duration) {
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
 	}
-	// The seal changes' wait for their send is held like the lateness: a
-	// higher one at once, a lower one only over waitMemory, so the lead
-	// does not follow every swing of the byte budget's queue (which would
-	// cost both its highs and its lows, as a wandering lateness does).
+	// On a byte budget the seal changes' wait for their send is the
+	// budget's queue, and it is held like the lateness: a higher one at
+	// once, a lower one only over waitMemory, so the lead does not follow
+	// every swing of the queue (which would cost both its highs and its
+	// lows, as a wandering lateness does). Without one it is timer slack.
 	if c.frame%10 == 0 {
-		c.stats.SendWait = c.waits.Percentile(99)
-		c.waitHold = max(c.stats.SendWait, c.waitHold-(c.waitHold-c.stats.SendWait)*10*c.cfg.Frame/waitMemory)
+		w := c.waits.Percentile(99)
+		c.stats.SendWait = w
+		if c.cfg.Budget > 0 {
+			w = max(w, c.waitHold-(c.waitHold-w)*10*c.cfg.Frame/waitMemory)
+		}
+		c.waitHold = w
 	}
 	lag := c.lateReport
 	partial := lag == 0

@@ -253,15 +253,16 @@ func (c *Core) updatePolicy(now time.Duration) {
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
 	}
-	// On a byte budget the seal changes' wait for their send is the
-	// budget's queue, and it is held like the lateness: a higher one at
-	// once, a lower one only over waitMemory, so the lead does not follow
-	// every swing of the queue (which would cost both its highs and its
-	// lows, as a wandering lateness does). Without one it is timer slack.
+	// When the seal changes wait a frame or more for their send, that is
+	// the byte budget's queue, and the wait is held like the lateness: a
+	// higher one at once, a lower one only over waitMemory, so the lead
+	// does not follow every swing of the queue (which would cost both its
+	// highs and its lows, as a wandering lateness does). A shorter wait is
+	// timer slack, followed as measured.
 	if c.frame%10 == 0 {
 		w := c.waits.Percentile(99)
 		c.stats.SendWait = w
-		if c.cfg.Budget > 0 {
+		if c.cfg.Budget > 0 && c.waitHold >= c.cfg.Frame {
 			w = max(w, c.waitHold-(c.waitHold-w)*10*c.cfg.Frame/waitMemory)
 		}
 		c.waitHold = w

@@ -215,7 +215,7 @@ func (t *Transport) attachLink(slot bucket.Slot, l *link) {
 	old := t.links[slot].Swap(l)
 	if old == nil {
 		t.connected++
-		if t.connected == len(t.links)-1 {
+		if t.connected == t.need {
 			close(t.ready)
 		}
 	}

@@ -42,6 +42,8 @@ func (m *Member) desyncReport(e lockstep.Event) {
 	if sn, ok := m.drawn.(lockstep.Snapshotter); ok {
 		rep.State = sn.AppendSnapshot(nil)
 	}
+	rep.Agreed = int64(replay.LastAgreedCheckpoint(e.Frame, m.hashInterval))
+	rep.AddStates(rep.Self, m.states)
 	path, err := replay.WriteReport(dir, rep)
 	if err != nil {
 		m.log.Error("peer: desync report not written", "err", err)
@@ -49,6 +51,12 @@ func (m *Member) desyncReport(e lockstep.Event) {
 	}
 	m.log.Info("peer: desync report written", "path", path, "frame", e.Frame)
 	m.reports = append(m.reports, path)
+	if m.states != nil && rep.With != rep.Self {
+		// The other side's states come from the member compared with; the
+		// report is written again when they arrive.
+		sess := m.sess
+		m.fetches.Go(func() { m.fetchStates(m.ctx, sess, dir, rep) })
+	}
 }
 
 // DesyncReports returns the paths of the desync reports the member wrote.

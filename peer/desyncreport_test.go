@@ -2,6 +2,9 @@ package peer
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -35,6 +38,21 @@ func (s *parted) SectionHashes(dst []lockstep.Section) []lockstep.Section {
 	return append(dst, lockstep.Section{Name: "a", Hash: s.a}, lockstep.Section{Name: "b", Hash: s.b})
 }
 
+func (s *parted) AppendSnapshot(dst []byte) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, s.a)
+	dst = binary.LittleEndian.AppendUint64(dst, s.b)
+	return binary.LittleEndian.AppendUint64(dst, uint64(s.steps))
+}
+
+func (s *parted) Restore(data []byte) error {
+	if len(data) != 24 {
+		return errors.New("parted: not a snapshot")
+	}
+	s.a, s.b = binary.LittleEndian.Uint64(data), binary.LittleEndian.Uint64(data[8:])
+	s.steps = int64(binary.LittleEndian.Uint64(data[16:]))
+	return nil
+}
+
 func (s *parted) Scene(sc *view.Scene) {
 	sc.Frame, sc.Width, sc.Height = s.steps, 1, 1
 	sc.Units = append(sc.Units[:0], view.Unit{ID: 1, HP: int(s.b % 100)})
@@ -43,7 +61,8 @@ func (s *parted) Scene(sc *view.Scene) {
 // TestDesyncReports: two members whose states part at frame 31 each write
 // a desync report with both sides' section hashes: the recording member
 // beside its replay, with the replay; the other into DesyncReports,
-// without one; both with their own world.
+// without one; both with their own world, and both sides' states at the
+// last agreed checkpoint (30) and at frame 31, the other's sent by it.
 func TestDesyncReports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -96,6 +115,20 @@ func TestDesyncReports(t *testing.T) {
 		}
 		if r.WorldFrame <= 31 || len(r.World) == 0 {
 			t.Errorf("member %d's report: world after %d frames, %d bytes; want one past frame 31", i, r.WorldFrame, len(r.World))
+		}
+		if r.Agreed != 30 || len(r.States) != 4 {
+			t.Fatalf("member %d's report: agreed %d, %d states; want 30 and 4 (both sides at frames 30 and 31)", i, r.Agreed, len(r.States))
+		}
+		hashAt := map[[2]int64]string{}
+		for _, st := range r.States {
+			var p parted
+			if err := p.Restore(st.Data); err != nil || fmt.Sprintf("%016x", p.Hash()) != st.Hash || p.steps != st.Frame+1 {
+				t.Errorf("member %d's report: member %d's state at frame %d restores to %+v (%v), hash %s", i, st.Member, st.Frame, p, err, st.Hash)
+			}
+			hashAt[[2]int64{int64(st.Member), st.Frame}] = st.Hash
+		}
+		if hashAt[[2]int64{0, 30}] == "" || hashAt[[2]int64{0, 30}] != hashAt[[2]int64{1, 30}] || hashAt[[2]int64{0, 31}] == hashAt[[2]int64{1, 31}] {
+			t.Errorf("member %d's report: states %v; want both sides, equal at 30 and different at 31", i, hashAt)
 		}
 	}
 }

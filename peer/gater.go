@@ -103,6 +103,9 @@ func (h *Host) mayConnect(p peer.ID) bool {
 	if h.nat.isRelay(p) {
 		return true // the relay the members met through (Meet)
 	}
+	if srv := h.catchup.Load(); srv != nil && srv.spectators > 0 {
+		return true // spectators, who are no members, come (catchupserve.go)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.lobbies) == 0 && len(h.running) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/quic-go/quic-go"
 )
 
 // testLogger logs to stderr when PHALANX_TEST_LOG is set, else nowhere.
@@ -124,6 +126,22 @@ func openTransports(t *testing.T, hosts []*Host, sessions []*Agreement, cfg func
 		t.Cleanup(func() { trs[i].Close() })
 	}
 	return trs
+}
+
+// rawQUIC returns a QUIC transport on a loopback UDP socket of its own,
+// closed when the test ends: a client outside any host.
+func rawQUIC(t *testing.T) *quic.Transport {
+	t.Helper()
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qt := &quic.Transport{Conn: udp}
+	t.Cleanup(func() {
+		qt.Close()
+		udp.Close()
+	})
+	return qt
 }
 
 // until reports whether cond holds within timeout, checking it every few

@@ -90,6 +90,7 @@ type Host struct {
 	dgramLn   quicreuse.Listener // the datagram channel's ALPNs on that socket
 	accepted  chan struct{}      // closed when the accept loop ends
 	current   atomic.Pointer[Transport]
+	catchup   atomic.Pointer[catchupServer] // the playing member's catch-up side (catchupserve.go)
 
 	refusals *refusalLog // warnings about refused strangers, rate-limited
 	gate     *gater
@@ -187,6 +188,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	gate.host.Store(hst)
 	h.SetStreamHandler(LobbyProtocol, hst.handleLobbyStream)
 	h.SetStreamHandler(PacketsProtocol, hst.handlePackets)
+	h.SetStreamHandler(CatchupProtocol, hst.handleCatchup)
 	log.Info("peer: host started", "id", h.ID(), "addrs", h.Addrs(), "datagram", hst.dgramAddr)
 	return hst, nil
 }
@@ -252,6 +254,7 @@ func (h *Host) Close() error {
 	h.refusals.flush()
 	h.h.RemoveStreamHandler(LobbyProtocol)
 	h.h.RemoveStreamHandler(PacketsProtocol)
+	h.h.RemoveStreamHandler(CatchupProtocol)
 	h.nat.close()
 	_ = h.dgramLn.Close()
 	<-h.accepted

@@ -1,13 +1,16 @@
 package peer
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -491,4 +494,92 @@ func TestLobbyMachineOutOfOrder(t *testing.T) {
 	if s := m.sends(); len(s) != 1 || s[0].msg.Type != msgAbort || s[0].to != ln.ids[0] {
 		t.Errorf("sends %+v, want one abort to the member", s)
 	}
+}
+
+// FuzzLobbyMachine feeds a lobby machine of three members arbitrary
+// messages from the other two, broken streams, probe answers, time and
+// its deadline, in any order: it must never panic, a result once reached
+// stays, and an agreement it reaches names the members and this one's slot.
+// Each step of the input is op, member, a 2-byte length, then that many
+// bytes of JSON.
+func FuzzLobbyMachine(f *testing.F) {
+	ids := fuzzIDs(f, 3)
+	params := testParams(3).withDefaults()
+	start := time.Unix(1_700_000_000, 0)
+	cfg := lobbyConfig{params: params, self: ids[1], members: ids, contrib: make([]byte, ContributionSize),
+		datagram: netip.MustParseAddrPort("127.0.0.1:4001"), log: slog.New(slog.DiscardHandler)}
+	contrib := func(i int) []byte { return bytes.Repeat([]byte{byte(i + 1)}, ContributionSize) }
+	hellos := make([]lobbyMsg, 3)
+	for _, i := range []int{0, 2} {
+		commit := rng.Commit(contrib(i))
+		hellos[i] = lobbyMsg{Type: msgHello, Params: &params, Members: idStrings(ids), Commit: commit[:], Datagram: fmt.Sprintf("127.0.0.1:%d", 4000+i)}
+	}
+	ref := newLobbyMachine(cfg, start) // the transcript the others must reveal with
+	ref.receive(start, ids[0], &hellos[0], netip.Addr{})
+	ref.receive(start, ids[2], &hellos[2], netip.Addr{})
+	step := func(op, from byte, m lobbyMsg) []byte {
+		body, _ := json.Marshal(&m)
+		return append([]byte{op, from, byte(len(body) >> 8), byte(len(body))}, body...)
+	}
+	reveal := func(i int) lobbyMsg {
+		return lobbyMsg{Type: msgReveal, Contribution: contrib(i), Transcript: ref.transcript}
+	}
+	happy := slices.Concat(step(0, 0, hellos[0]), step(0, 1, hellos[2]), step(0, 1, reveal(2)), step(0, 0, reveal(0)),
+		step(0, 0, lobbyMsg{Type: msgStart, StartUnixNano: start.Add(StartDelay).UnixNano()}))
+	f.Add(happy)
+	f.Add(step(0, 0, hellos[0]))
+	f.Add(slices.Concat(step(0, 1, hellos[2]), step(0, 1, lobbyMsg{Type: msgAbort, Detail: "x"}), step(1, 0, lobbyMsg{})))
+	f.Add(slices.Concat(step(3, 0, lobbyMsg{Detail: strings.Repeat("x", 150)}), step(2, 0, lobbyMsg{Type: msgRefuse, Reason: refuseRunning})))
+	f.Add(step(4, 0, lobbyMsg{}))
+	play := func(t testing.TB, script []byte) *Agreement {
+		now := start
+		m := newLobbyMachine(cfg, now)
+		var done bool
+		var result *Agreement
+		var resErr error
+		for len(script) >= 4 {
+			op, from, n := script[0]%5, ids[[]int{0, 2}[script[1]%2]], int(script[2])<<8|int(script[3])
+			script = script[4:]
+			body := script[:min(n, len(script))]
+			script = script[len(body):]
+			var msg lobbyMsg
+			ok := json.Unmarshal(body, &msg) == nil
+			switch op {
+			case 0:
+				if ok {
+					m.receive(now, from, &msg, netip.Addr{})
+				}
+			case 1:
+				m.failed(now, from, io.EOF)
+			case 2:
+				if ok {
+					m.probed(from, &msg)
+				}
+			case 3:
+				now = now.Add(time.Duration(n%1024) * 10 * time.Millisecond)
+				m.tick(now)
+			case 4:
+				m.expire(context.DeadlineExceeded)
+			}
+			m.sends()
+			a, err, d := m.done()
+			if done && (a != result || err != resErr || !d) {
+				t.Fatalf("the result changed after the end: %v, %v", a, err)
+			}
+			if d && !done {
+				done, result, resErr = true, a, err
+				if (a == nil) == (err == nil) {
+					t.Fatalf("done with agreement %v and error %v", a, err)
+				}
+				if a != nil && (!slices.Equal(a.Members, ids) || a.Self != 1 || len(a.Endpoints) != 3 || a.Endpoints[1] != cfg.datagram) {
+					t.Fatalf("agreement %+v", a)
+				}
+			}
+		}
+		return result
+	}
+	if a := play(f, happy); a == nil || a.Start != start.Add(StartDelay) {
+		f.Fatalf("the happy script ends with %+v, want an agreement", a)
+	}
+	f.Fuzz(func(t *testing.T, script []byte) { play(t, script) })
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/replay"
 )
 
 // Errors of a Member.
@@ -80,7 +81,10 @@ type MemberConfig struct {
 	Record *Recording
 	// DesyncReports is the directory where the member writes a report when
 	// it finds a desync (see desyncreport.go); empty: Record.Dir, beside
-	// its replay, or none without a recording.
+	// its replay, or none without a recording. With a report directory and
+	// a NewSim simulation that is a lockstep.Snapshotter, the member keeps
+	// its recent states, and each report holds both sides' states around
+	// the divergence (desyncstates.go).
 	DesyncReports string
 
 	// OnStep, when set, is called after each frame is stepped, with its
@@ -94,6 +98,28 @@ type MemberConfig struct {
 	OnDatagram func(from bucket.Slot, data []byte)
 	// Logger receives the member's diagnostics; nil discards them.
 	Logger *slog.Logger
+
+	// Rejoin makes a member that comes back into a running session with
+	// the identity (Host key) of a member the others dropped: it skips the
+	// lobby, asks the live members at Join (one or more) for the session,
+	// is admitted at a frame they agree on, catches up from them and plays
+	// (see rejoin.go and Member.Admission). It needs NewSim; Record is
+	// ignored.
+	Rejoin bool
+	// CheckpointEvery is how often, in frames, the member saves its
+	// simulation for members that come back, when NewSim's simulation is
+	// a lockstep.Snapshotter (default DefaultCheckpointEvery; negative:
+	// never, they step every bucket from frame 0).
+	CheckpointEvery int
+	// CatchupRate bounds the bytes per second the member sends each
+	// member that catches up from it (default DefaultCatchupRate).
+	CatchupRate int
+	// Spectators is how many spectators (peers that are no members, see
+	// Watch) the member serves at once over the catch-up protocol; 0
+	// refuses them. A member that serves spectators lets any peer hold a
+	// libp2p connection with its host (the lobby and the datagram channel
+	// still refuse strangers).
+	Spectators int
 }
 
 // Member is one member of a session, from the lobby to the end. Start
@@ -125,6 +151,18 @@ type Member struct {
 	// drawn is the simulation NewSim built, used only on the goroutine
 	// that steps it (a desync report draws it).
 	drawn lockstep.Simulation
+	// states keeps drawn's recent states when it is a Snapshotter and the
+	// member writes desync reports (desyncstates.go); hashInterval is the
+	// core's.
+	states       *replay.StateRing
+	hashInterval int
+	ctx          context.Context // the member's, ended by run
+	fetches      sync.WaitGroup  // desync reports waiting for the other side's states
+
+	arch      *archive      // what it serves members that come back; nil until playing
+	gone      atomic.Uint64 // slots dropped or left (bit i: slot i), from the events
+	inputFrom atomic.Int64  // the first frame the Input hook is called for
+	admission *Admission    // a member that came back, once caught up
 }
 
 // Run runs a member to the end of its session: the lobby, the session, the
@@ -145,7 +183,9 @@ func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
 	switch {
 	case cfg.Host == nil:
 		return nil, fmt.Errorf("%w: no host", ErrInvalidMember)
-	case !cfg.MDNS && cfg.Meet == nil && len(cfg.Join) != cfg.Params.Members-1:
+	case cfg.Rejoin && len(cfg.Join) == 0:
+		return nil, fmt.Errorf("%w: a member that comes back needs a live member's address to join", ErrInvalidMember)
+	case !cfg.Rejoin && !cfg.MDNS && cfg.Meet == nil && len(cfg.Join) != cfg.Params.Members-1:
 		return nil, fmt.Errorf("%w: %d members need %d addresses to join (or MDNS), got %d", ErrInvalidMember, cfg.Params.Members, cfg.Params.Members-1, len(cfg.Join))
 	}
 	if err := cfg.Params.withDefaults().validate(); err != nil {
@@ -163,6 +203,7 @@ func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
 		cfg: cfg, log: log, cancel: cancel,
 		done: make(chan struct{}), ended: make(chan struct{}), stop: make(chan struct{}),
 		status: Status{Phase: PhaseLobby, Slot: -1, Frame: -1},
+		ctx:    ctx,
 	}
 	go m.run(ctx)
 	return m, nil
@@ -173,6 +214,7 @@ func (m *Member) run(ctx context.Context) {
 	defer close(m.done)
 	defer m.cancel()
 	err := m.play(ctx)
+	m.fetches.Wait() // bounded by desyncStatesTimeout
 	select {
 	case <-m.stop:
 		if errors.Is(err, context.Canceled) {
@@ -202,6 +244,9 @@ func (m *Member) run(ctx context.Context) {
 
 // play meets the others, plays the session and leaves it.
 func (m *Member) play(ctx context.Context) error {
+	if m.cfg.Rejoin {
+		return m.rejoin(ctx)
+	}
 	sess, err := m.lobby(ctx)
 	if err != nil {
 		return err
@@ -240,6 +285,14 @@ func (m *Member) play(ctx context.Context) error {
 	if m.cfg.NewSim != nil {
 		m.drawn = m.cfg.NewSim(sess)
 		sim = &endedSim{inner: m.drawn, end: m.end()}
+		if _, ok := m.drawn.(lockstep.Snapshotter); ok && (m.cfg.DesyncReports != "" || m.cfg.Record != nil) {
+			m.mu.Lock()
+			m.states, m.hashInterval = replay.NewStateRing(0), cc.HashInterval
+			m.mu.Unlock()
+			proto := desyncStatesProtocol(sess.ID)
+			m.cfg.Host.h.SetStreamHandler(proto, m.serveStates)
+			defer m.cfg.Host.h.RemoveStreamHandler(proto)
+		}
 	}
 	ls, err := lockstep.NewSession(lockstep.SessionConfig{
 		Core: cc, Sim: sim, Transport: tr, Clock: clock, Logger: m.log,
@@ -256,6 +309,7 @@ func (m *Member) play(ctx context.Context) error {
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))
+	defer m.serveCatchup(ctx, sess, tr, nil)()
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -346,6 +400,7 @@ func (m *Member) drive(ctx context.Context, sess *Agreement, runDone <-chan stru
 		case <-tick:
 		}
 		now := time.Since(sess.Start)
+		next = max(next, bucket.Frame(m.inputFrom.Load()))
 		for ; now >= 0 && next <= bucket.Frame(now/sess.Frame()) && next < end; next++ {
 			for _, p := range m.cfg.Input(next) {
 				if err := m.Submit(p); err != nil {
@@ -370,8 +425,18 @@ func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simu
 	if f >= m.end() {
 		return
 	}
+	if m.arch != nil {
+		var snap lockstep.Snapshotter
+		if s, ok := m.drawn.(lockstep.Snapshotter); ok && sim != nil {
+			snap = s
+		}
+		m.arch.keep(f, cmds, hash, snap)
+	}
 	m.mu.Lock()
 	m.status.Frame, m.status.Hash = f, hash
+	if m.states != nil {
+		m.states.Keep(f, m.drawn.(lockstep.Snapshotter), hash)
+	}
 	if m.rec != nil {
 		m.rec.step(f, cmds, hash, func() []lockstep.Section { return sectionsOf(sim) })
 	}
@@ -404,6 +469,12 @@ func (m *Member) onStatement(tag uint16) func(lockstep.StatementOf) {
 func (m *Member) onEvent(e lockstep.Event) {
 	if e.Frame >= m.end() || (e.Type == lockstep.EventLeave && e.LastFrame >= m.end()-1) {
 		return // past the end: the members leaving once the session is over
+	}
+	switch e.Type {
+	case lockstep.EventDrop, lockstep.EventLeave:
+		m.gone.Or(1 << e.Member)
+	case lockstep.EventRejoin, lockstep.EventJoin:
+		m.gone.And(^(uint64(1) << e.Member))
 	}
 	m.mu.Lock()
 	if len(m.events) < maxEvents {

@@ -137,6 +137,9 @@ func isCircuit(a ma.Multiaddr) bool {
 // through a relay.
 func (t *Transport) dialTarget(slot bucket.Slot, id peer.ID) (addr *net.UDPAddr, relayOnly bool) {
 	ep := t.sess.Endpoints[slot]
+	if m := t.moved[slot].Load(); m != nil {
+		ep = *m
+	}
 	p := t.host.pathsTo(id)
 	switch {
 	case p.direct.IsValid() && p.direct.Addr().Unmap() != ep.Addr().Unmap():

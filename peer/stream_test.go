@@ -136,16 +136,10 @@ func TestStreamFramesFromRawMember(t *testing.T) {
 			}
 		}
 	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qt := &quic.Transport{Conn: udp}
-	defer udp.Close()
-	defer qt.Close()
+	qt := rawQUIC(t)
 	sess := &Agreement{
 		ID: "raw", Members: []libp2ppeer.ID{id, h.ID()}, Self: 1, Start: time.Now(),
-		Endpoints: []netip.AddrPort{udp.LocalAddr().(*net.UDPAddr).AddrPort(), h.DatagramAddr()},
+		Endpoints: []netip.AddrPort{qt.Conn.LocalAddr().(*net.UDPAddr).AddrPort(), h.DatagramAddr()},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -161,6 +155,7 @@ func TestStreamFramesFromRawMember(t *testing.T) {
 	conf := clientTLS(ident, h.ID())
 	conf.NextProtos = []string{ALPNStream}
 	var conn *quic.Conn
+	var err error
 	until(time.Minute, func() bool { // until the transport listens, or ctx ends
 		conn, err = qt.Dial(ctx, net.UDPAddrFromAddrPort(h.DatagramAddr()), conf, ModeStream.quicConfig())
 		return err == nil || ctx.Err() != nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,6 +131,9 @@ type Transport struct {
 	mismatch    chan struct{} // cap 1: a member dialled in the other mode (otherMode)
 	mismatchErr error
 
+	need  int                              // members to connect before NewTransport returns
+	moved []atomic.Pointer[netip.AddrPort] // by slot: a member's new address, once it came back (Redial)
+
 	closeOnce sync.Once
 	closeErr  error
 	releases  []func() // guarded by mu: the dial sockets' references, given back by Close
@@ -172,6 +176,13 @@ type link struct {
 // wrapping [ErrInvalidSession] if sess does not name h as its Self member,
 // and [ErrTransportBusy] if another transport holds the socket.
 func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportConfig) (*Transport, error) {
+	return newTransport(ctx, h, sess, cfg, len(sess.Members)-1, nil)
+}
+
+// newTransport is NewTransport, waiting for need members to connect (a
+// member that comes back waits for the live ones only) and calling
+// listening, if not nil, once it takes the members' connections.
+func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportConfig, need int, listening func()) (*Transport, error) {
 	n := len(sess.Members)
 	if int(sess.Self) >= n || sess.Members[sess.Self] != h.ID() || len(sess.Endpoints) != n {
 		return nil, fmt.Errorf("%w: host %s, session members %v, self %d", ErrInvalidSession, h.ID(), sess.Members, sess.Self)
@@ -207,6 +218,8 @@ func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		epoch:    time.Now(),
 		members:  make([]memberCounters, n),
 		dialErr:  make([]error, n),
+		need:     need,
+		moved:    make([]atomic.Pointer[netip.AddrPort], n),
 	}
 	t.serverConf = serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
@@ -225,7 +238,10 @@ func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		var pc net.PacketConn = t.impaired
 		sock.impair.Store(&pc)
 	}
-	if n == 1 {
+	if listening != nil {
+		listening()
+	}
+	if need <= 0 {
 		close(t.ready)
 	}
 	for slot, id := range sess.Members {

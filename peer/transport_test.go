@@ -117,14 +117,9 @@ func TestTransportThreeMembers(t *testing.T) {
 	}
 }
 
-// A stranger with a valid libp2p identity of its own who dials a member's
-// datagram endpoint under the right ALPN is refused with CodeNotMember, and
-// nothing it sends reaches Incoming.
-func TestTransportRefusesStranger(t *testing.T) {
-	hosts := newHosts(t, 2)
-	sessions := mustJoin(t, hosts)
-	trs := openTransports(t, hosts, sessions, nil)
-
+// newIdentity returns a libp2p TLS identity of a new key: a stranger's.
+func newIdentity(t *testing.T) *libp2ptls.Identity {
+	t.Helper()
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -133,13 +128,18 @@ func TestTransportRefusesStranger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qt := &quic.Transport{Conn: udp}
-	defer udp.Close()
-	defer qt.Close()
+	return ident
+}
+
+// A stranger with a valid libp2p identity of its own who dials a member's
+// datagram endpoint under the right ALPN is refused with CodeNotMember, and
+// nothing it sends reaches Incoming.
+func TestTransportRefusesStranger(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	trs := openTransports(t, hosts, sessions, nil)
+
+	ident, qt := newIdentity(t), rawQUIC(t)
 
 	for i, h := range hosts {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -193,15 +193,7 @@ func TestTransportRequiresALPN(t *testing.T) {
 	sessions := mustJoin(t, hosts)
 	trs := openTransports(t, hosts, sessions, nil)
 
-	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
-	ident, _ := libp2ptls.NewIdentity(key)
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qt := &quic.Transport{Conn: udp}
-	defer udp.Close()
-	defer qt.Close()
+	ident, qt := newIdentity(t), rawQUIC(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conf := clientTLS(ident, hosts[0].ID())

@@ -131,6 +131,17 @@ func (o *Owner[V]) Observe(truth State[V]) (Update[V], bool) {
 	return u, true
 }
 
+// Now returns an update of the entity's true state outside the schedule,
+// for one receiver that lacks the latest state (an interest Filter's
+// catch-up). It takes the next sequence number, so the receiver keeps it;
+// the schedule, and the reference the owner predicts from for everyone
+// else, are unchanged.
+func (o *Owner[V]) Now(truth State[V]) Update[V] {
+	u := Update[V]{Entity: o.cfg.Entity, Seq: o.seq, State: quantize(truth, o.cfg.Predictor)}
+	o.seq++
+	return u
+}
+
 func (o *Owner[V]) change(now time.Duration) {
 	o.changeAt, o.next = now, 0
 }

@@ -22,6 +22,10 @@ type ReplaysInfo struct {
 	Divergence *Divergence `json:"divergence,omitempty"`
 	// Reports are the desync reports the replays came from.
 	Reports []DesyncReport `json:"reports"`
+	// Checked is false until every file has been re-run from its buckets
+	// to check that it reproduces its recorded hashes (ReplayFileInfo's
+	// Reproduces, RerunFrame and RerunSection are set then).
+	Checked bool `json:"checked"`
 }
 
 // DesyncReport is what a member's desync report says (see
@@ -36,6 +40,7 @@ type DesyncReport struct {
 	Member  int           `json:"member"` // whose hashes differ from the majority
 	With    int           `json:"with"`   // the member it compared with
 	Frame   int64         `json:"frame"`
+	Agreed  int64         `json:"agreed"` // the last agreed checkpoint before Frame, or -1
 	Section string        `json:"section,omitempty"`
 	Detail  string        `json:"detail"`
 	Ours    []SectionHash `json:"ours"`
@@ -63,6 +68,10 @@ type ReplayFileInfo struct {
 	// (see ReplaySide.Recorded), or -1.
 	WorldFrame int64   `json:"world_frame"`
 	Changes    []Event `json:"changes"`
+	// RestoredFrames are the frames at which its desync report holds
+	// states that were restored (see ReplaySide.Restored): the last agreed
+	// checkpoint and the divergent frame.
+	RestoredFrames []int64 `json:"restored_frames"`
 }
 
 // Divergence is where two replays first disagree.
@@ -107,6 +116,36 @@ type ReplaySide struct {
 	// RecordedDiff lists what differs in it from the re-run world (Scene).
 	Recorded     *Scene     `json:"recorded,omitempty"`
 	RecordedDiff []UnitDiff `json:"recorded_diff,omitempty"`
+	// Restored are the states the replay's desync report holds for this
+	// frame, restored: its member's and the member it compared with, side
+	// by side; nil when the report holds none for the frame.
+	Restored *RestoredPair `json:"restored,omitempty"`
+}
+
+// RestoredPair is two members' states after one frame, restored from a
+// desync report, and what differs between them.
+type RestoredPair struct {
+	Frame int64  `json:"frame"`
+	Role  string `json:"role"` // "last agreed checkpoint" or "divergent frame"
+	// Worlds are the reporting member's state first, then the other
+	// side's (when the report holds it).
+	Worlds []RestoredWorld `json:"worlds"`
+	// Section is the first section whose hashes differ between the two;
+	// Diff lists the units of the second world that differ from the
+	// first's.
+	Section string     `json:"section,omitempty"`
+	Diff    []UnitDiff `json:"diff"`
+}
+
+// RestoredWorld is one member's state restored from a desync report.
+type RestoredWorld struct {
+	Member   int           `json:"member"`
+	Hash     string        `json:"hash"` // the restored simulation's state hash
+	Scene    *Scene        `json:"scene,omitempty"`
+	Sections []SectionHash `json:"sections"`
+	// Error says why the state could not be restored, or that its hash is
+	// not the one the report recorded.
+	Error string `json:"error,omitempty"`
 }
 
 // ReplayCommand is one command of a bucket.

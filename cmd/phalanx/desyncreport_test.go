@@ -13,7 +13,9 @@ import (
 
 // checkReport reads a desync report and checks that it names the frame
 // and section, holds both sides' section hashes differing in that section
-// only, and a replay that reaches the frame.
+// only, a replay that reaches the frame, and both sides' states at the
+// last agreed checkpoint (equal) and at the frame (different: member 1 was
+// perturbed, and the report pairs it with another).
 func checkReport(t *testing.T, path string, frame int64, section string) replay.Report {
 	t.Helper()
 	r, err := replay.ReadReport(path)
@@ -44,6 +46,16 @@ func checkReport(t *testing.T, path string, frame int64, section string) replay.
 	}
 	if last < frame {
 		t.Errorf("%s: its replay ends at frame %d, before the divergent frame %d", path, last, frame)
+	}
+	if r.Agreed != (frame-1)/10*10 || len(r.States) != 4 {
+		t.Fatalf("%s: last agreed checkpoint %d, %d states; want %d and both sides' at it and at %d", path, r.Agreed, len(r.States), (frame-1)/10*10, frame)
+	}
+	for _, f := range []int64{r.Agreed, frame} {
+		a, ok1 := r.StateOf(r.Self, f)
+		b, ok2 := r.StateOf(r.With, f)
+		if !ok1 || !ok2 || len(a.Data) == 0 || (a.Hash == b.Hash) != (f == r.Agreed) {
+			t.Errorf("%s: at frame %d, member %d's state %v (hash %s), member %d's %v (hash %s)", path, f, r.Self, ok1, a.Hash, r.With, ok2, b.Hash)
+		}
 	}
 	return r
 }
@@ -96,6 +108,28 @@ func TestSimDesyncReports(t *testing.T) {
 	}
 	if info.Files[0].WorldFrame == at && len(fr.Sides[0].RecordedDiff) != 0 {
 		t.Errorf("member 0's recorded world differs by %+v, want nothing", fr.Sides[0].RecordedDiff)
+	}
+	// Both sides' states, restored from member 1's report: the same at
+	// the last agreed checkpoint, one unit's hit points apart (section
+	// units) at the divergent frame.
+	for _, c := range []struct {
+		frame   int64
+		section string
+		diff    int
+	}{{90, "", 0}, {100, "units", 1}} {
+		getJSON(t, fmt.Sprintf("%sapi/replay/frame?f=%d", url, c.frame), &fr)
+		p := fr.Sides[1].Restored
+		if p == nil || len(p.Worlds) != 2 || p.Worlds[0].Member != 1 || p.Worlds[1].Member != 0 {
+			t.Fatalf("frame %d: restored %+v, want members 1 and 0", c.frame, p)
+		}
+		for _, w := range p.Worlds {
+			if w.Error != "" || w.Scene == nil || len(w.Scene.Units) == 0 {
+				t.Errorf("frame %d: member %d's state restored with error %q, scene %v", c.frame, w.Member, w.Error, w.Scene != nil)
+			}
+		}
+		if p.Section != c.section || len(p.Diff) != c.diff || (c.diff > 0 && p.Diff[0].What != "hp") {
+			t.Errorf("frame %d: restored states differ in section %q by %+v, want section %q, %d unit(s)' hit points", c.frame, p.Section, p.Diff, c.section, c.diff)
+		}
 	}
 }
 

@@ -44,6 +44,7 @@ var commands = map[string]command{
 	"replay": {"verify and inspect replay files", runReplay},
 	"sim":    {"run members over the virtual network (virtual time, seeded, no sockets)", runSim},
 	"vet":    {"report non-deterministic code in packages marked //phalanx:deterministic", runVet},
+	"watch":  {"watch a running session as a spectator over real QUIC", runWatch},
 }
 
 func main() {

@@ -47,6 +47,13 @@ type memberFlags struct {
 	// desyncReports is where it writes a desync report.
 	perturb       int64
 	desyncReports string
+	// rejoin: come back into a running session with --key's identity.
+	rejoin bool
+	// spectators: how many spectators (phalanx watch) this member serves;
+	// checkpointEvery: how often it saves its game for members that come
+	// back and for spectators.
+	spectators      int
+	checkpointEvery int
 	relayFlags
 }
 
@@ -69,6 +76,9 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&mf.uiFeed, "ui-feed", false, "(phalanx mesh --ui) print view lines and take orders from the page on stdin")
 	fs.BoolVar(&mf.uiScene, "ui-scene", false, "(phalanx mesh --ui) describe the world in the view lines")
 	fs.Int64Var(&mf.perturb, "perturb", -1, "after `FRAME` alter this member's simulation state, so that the others find a desync")
+	fs.IntVar(&mf.checkpointEvery, "checkpoint-every", 200, "save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
+	fs.IntVar(&mf.spectators, "spectators", 0, "serve at most `N` spectators (phalanx watch) at once (0: refuse them)")
+	fs.BoolVar(&mf.rejoin, "rejoin", false, "come back into a running session with the identity of --key, a member the others dropped: --join lists one or more live members")
 	fs.StringVar(&mf.desyncReports, "desync-reports", "", "write a report into `DIR` when this member finds a desync (default: beside its --record replay)")
 	mf.registerRelay(fs)
 }
@@ -111,7 +121,10 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if err := mf.checkRelay(); err != nil {
 			return err
 		}
-		if !mesh && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
+		if mf.rejoin && (mf.key == "" || !mesh && len(mf.join) == 0) {
+			return errors.New("--rejoin needs --key (the identity of the member that comes back) and --join (a live member)")
+		}
+		if !mesh && !mf.rejoin && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
 		if _, err := peer.ParseAddrs(mf.join...); err != nil { // before the host starts
@@ -265,6 +278,14 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		MDNS:         mf.mdns,
 		Meet:         mf.meet(),
 		LobbyTimeout: mf.lobbyTimeout,
+		Rejoin:       mf.rejoin,
+		Spectators:   mf.spectators,
+		CheckpointEvery: func() int {
+			if mf.checkpointEvery <= 0 {
+				return -1
+			}
+			return mf.checkpointEvery
+		}(),
 		NewSim: func(s *peer.Agreement) lockstep.Simulation {
 			run.started(s, game(s))
 			sim := run.g.newSim(s.Self)

@@ -189,7 +189,15 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 	res.Stalls, res.Delay = st.Stats.Core.Stalls, st.Stats.Core.Delay
 	res.StalledMS = ms(st.Stats.Core.Stalled)
 	res.Signed, res.Verified = st.Stats.Core.StatementsSigned, st.Stats.Core.StatementsVerified
+	if a, ok := r.m.Admission(); ok {
+		res.Admission = &memberAdmission{Frame: int64(a.Frame), CheckpointFrame: int64(a.CheckpointFrame), Verified: a.Verified,
+			CatchupFrames: a.CatchupFrames, Bytes: a.Bytes, Servers: a.Servers, TransferMS: ms(a.Transfer), FetchMS: ms(a.Fetch), ResimulateMS: ms(a.Resimulate), CatchupMS: ms(a.Catchup)}
+	}
 	for _, e := range r.m.Events() {
+		if e.Type == lockstep.EventRejoin || e.Type == lockstep.EventJoin {
+			res.Admitted = append(res.Admitted, [2]int64{int64(e.Member), int64(e.Frame)})
+			continue // the contract's events are drops, leaves, desyncs and violations
+		}
 		if e.Type == lockstep.EventStop {
 			res.Stopped = string(e.Reason)
 		}

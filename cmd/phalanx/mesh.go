@@ -66,6 +66,21 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		perturbs[idx] = frame
 		return nil
 	})
+	rejoinAt := map[int]int64{}
+	fs.Func("rejoin", "start member process `INDEX@FRAME`, killed before (--kill), again with the same key once a survivor reached that frame: it comes back into the session and catches up (repeatable)", func(v string) error {
+		i, fr, ok := strings.Cut(v, "@")
+		idx, err1 := strconv.Atoi(i)
+		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		if !ok || err1 != nil || err2 != nil || idx < 0 || frame < 0 {
+			return fmt.Errorf("want INDEX@FRAME, like 1@400")
+		}
+		rejoinAt[idx] = frame
+		return nil
+	})
+	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
+	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
+	checkpointEvery := fs.Int("checkpoint-every", 200, "members save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
+	spectatorsAt := fs.Int64("spectators-at", 1, "spectators start once every member stepped `FRAME`, and catch up first")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
@@ -118,7 +133,25 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies()}
+	for idx, fr := range rejoinAt {
+		if k, ok := killAt[idx]; !ok || k >= fr {
+			fmt.Fprintf(stderr, "phalanx mesh: --rejoin %d@%d: want a --kill of that member process at an earlier frame\n", idx, fr)
+			return 2
+		}
+	}
+	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 {
+		fmt.Fprintln(stderr, "phalanx mesh: --spectators: want 0 to 32, --spectator-delay 0 or more")
+		return 2
+	}
+	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt,
+		spectators: *spectators, spectatorDelay: *spectatorDelay, spectatorsAt: max(*spectatorsAt, 1), checkpointEvery: *checkpointEvery}
+	if len(rejoinAt) > 0 {
+		if m.keyDir, err = os.MkdirTemp("", "phalanx-mesh-keys-"); err != nil {
+			fmt.Fprintln(stderr, "phalanx mesh:", err)
+			return 1
+		}
+		defer os.RemoveAll(m.keyDir)
+	}
 	if *ui {
 		m.view = newMeshView(m)
 		m.view.publish(false, "")
@@ -143,7 +176,10 @@ type meshProc struct {
 	result   *memberResult
 	killed   bool
 	frozen   bool
-	exitErr  error
+	// spectator: a phalanx watch process (meshwatch.go), watch its result
+	spectator bool
+	watch     *watchResult
+	exitErr   error
 	// usage is its series of memory and CPU samples: bounded by the
 	// run's time limit over the sampling interval (about 60 a run).
 	usage    []usageSample
@@ -168,6 +204,20 @@ type meshRun struct {
 	// perturbs are the --perturb flags: frames by process index.
 	perturbs map[int]int64
 
+	// rejoinAt are the --rejoin flags: frames by process index (meshrejoin.go).
+	rejoinAt map[int]int64
+	// spectators and spectatorDelay are --spectators and
+	// --spectator-delay (meshwatch.go).
+	spectators     int
+	spectatorDelay time.Duration
+	spectatorsAt   int64
+	// checkpointEvery is --checkpoint-every, passed to the members.
+	checkpointEvery int
+	keyDir          string
+	rejoins         []*meshRejoin
+	feed            chan procLine
+	readers         sync.WaitGroup
+
 	mu    sync.Mutex
 	procs []*meshProc
 	lat   *cmdLatencies
@@ -181,11 +231,18 @@ func (m *meshRun) memberArgs(index int) []string {
 		"--profile", f.profile, "--sim", f.sim, "--frame-ms", strconv.Itoa(f.frameMS),
 		"--delay", strconv.Itoa(f.delay), "--budget", strconv.Itoa(f.budget), "--policy", f.policy, "--transport", f.transport,
 		"--index", strconv.Itoa(index),
-		"--session", fmt.Sprintf("mesh-%d-%d", f.seed, os.Getpid()),
+		"--session", m.sessionID(),
 	}
 	if f.record != "" {
 		args = append(args, "--record", f.record)
 	}
+	if _, ok := m.rejoinAt[index]; ok {
+		args = append(args, "--key", m.keyFile(index))
+	}
+	if m.spectators > 0 {
+		args = append(args, "--spectators", strconv.Itoa(m.spectatorPlaces()))
+	}
+	args = append(args, "--checkpoint-every", strconv.Itoa(m.checkpointEvery))
 	if fr, ok := m.perturbs[index]; ok {
 		args = append(args, "--perturb", strconv.FormatInt(fr, 10))
 	}
@@ -198,59 +255,63 @@ func (m *meshRun) memberArgs(index int) []string {
 	return args
 }
 
+// procLine is one line a member process printed.
+type procLine struct {
+	p   *meshProc
+	msg memberMsg
+}
+
+// startProc starts member process index with args; its reader sends its
+// lines to m.feed.
+func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []string) (*meshProc, error) {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stderr = &prefixWriter{w: m.stderr, prefix: fmt.Sprintf("[member %d] ", index)}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting a member: %w", err)
+	}
+	p := &meshProc{index: index, cmd: cmd, stdin: stdin, slot: -1}
+	m.procs = append(m.procs, p)
+	m.readers.Add(1)
+	go func() {
+		defer m.readers.Done()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var msg memberMsg
+			if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
+				fmt.Fprintf(m.stderr, "[member %d] %s\n", p.index, sc.Text())
+				continue
+			}
+			m.feed <- procLine{p, msg}
+		}
+	}()
+	return p, nil
+}
+
 func (m *meshRun) run(ctx context.Context, exe string) int {
 	start := time.Now()
-	lines := make(chan struct {
-		p   *meshProc
-		msg memberMsg
-	}, 64)
+	lines := make(chan procLine, 64)
 	// The readers send to feed and the last one closes it; the loop below
 	// reads lines, which it sets to nil when it stops reading.
-	feed := lines
-	var readers sync.WaitGroup
+	m.feed = lines
 	for i := range m.n {
-		cmd := exec.CommandContext(ctx, exe, m.memberArgs(i)...)
-		cmd.Stderr = &prefixWriter{w: m.stderr, prefix: fmt.Sprintf("[member %d] ", i)}
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
+		if _, err := m.startProc(ctx, exe, i, m.memberArgs(i)); err != nil {
 			fmt.Fprintln(m.stderr, "phalanx mesh:", err)
 			m.abort()
 			return 1
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			fmt.Fprintln(m.stderr, "phalanx mesh:", err)
-			m.abort()
-			return 1
-		}
-		if err := cmd.Start(); err != nil {
-			fmt.Fprintln(m.stderr, "phalanx mesh: starting a member:", err)
-			m.abort()
-			return 1
-		}
-		p := &meshProc{index: i, cmd: cmd, stdin: stdin, slot: -1}
-		m.procs = append(m.procs, p)
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 64<<20)
-			for sc.Scan() {
-				var msg memberMsg
-				if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
-					fmt.Fprintf(m.stderr, "[member %d] %s\n", p.index, sc.Text())
-					continue
-				}
-				feed <- struct {
-					p   *meshProc
-					msg memberMsg
-				}{p, msg}
-			}
-		}()
 	}
 	go func() {
-		readers.Wait()
-		close(feed)
+		m.readers.Wait()
+		close(m.feed)
 	}()
 	tty := isTerminal(m.stdout)
 	over := "datagrams"
@@ -285,6 +346,8 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 					fmt.Fprintf(m.stderr, "phalanx mesh: killed member process %d at frame %d\n", l.p.index, l.msg.Frame)
 					m.lat.recheck(m.live())
 				}
+				m.rejoinDue(ctx, exe, l.p)
+				m.spectatorsDue(ctx, exe)
 				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
 					l.p.frozen = true
 					proc := l.p.cmd.Process
@@ -300,6 +363,8 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 				for _, e := range l.msg.Execs {
 					m.lat.executed(l.p.index, e[0], e[1], e[2], live)
 				}
+			case "watch":
+				l.p.watch = l.msg.Watch
 			case "result":
 				l.p.result = l.msg.Result
 				if r := l.msg.Result; r.EndRSSMB > 0 {
@@ -308,6 +373,9 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 			}
 			if m.view != nil {
 				m.view.take(l.p, l.msg)
+			}
+			if l.msg.Type == "addrs" {
+				m.rejoinAddrs(l.p)
 			}
 			if !addrsSent {
 				all := true
@@ -361,6 +429,8 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		m.drawTable(drawn)
 	}
 	rep, ok := m.report(time.Since(start))
+	rejoinStalls := m.rejoinReport(rep)
+	m.watchReport(rep)
 	rep.print(m.stdout)
 	if m.view != nil {
 		m.mu.Lock()
@@ -370,7 +440,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	usage := m.usage()
 	printUsage(m.stdout, usage)
 	if m.f.json {
-		b, _ := json.Marshal(meshReport{rep, m.f.transport, usage})
+		b, _ := json.Marshal(meshReport{rep, m.f.transport, usage, rejoinStalls})
 		fmt.Fprintln(m.stdout, string(b))
 	}
 	if !ok || !rep.Identical {
@@ -385,6 +455,10 @@ type meshReport struct {
 	*report
 	Transport string        `json:"transport"` // datagram or stream
 	Members   []memberUsage `json:"members"`   // each member process: how it ended, its memory and CPU over time
+	// RejoinStallRate: the survivors' stalls per frame while members that
+	// came back (--rejoin) caught up, from their start to their first
+	// stepped frame.
+	RejoinStallRate *float64 `json:"rejoin_stall_rate,omitempty"`
 }
 
 // abort kills the member processes started so far and waits for them.

@@ -23,6 +23,8 @@ type memberMsg struct {
 	Execs   [][3]int64 `json:"execs,omitempty"`
 	// result
 	Result *memberResult `json:"result,omitempty"`
+	// watch: a spectator's result (phalanx watch --mesh)
+	Watch *watchResult `json:"watch,omitempty"`
 	// view (phalanx mesh --ui): the member's figures, its events since
 	// its previous view line, the world when it is the member the page
 	// draws, and the page's orders it submitted (id, sequence number,
@@ -67,4 +69,23 @@ type memberResult struct {
 	EndHeapKB float64 `json:"end_heap_kb,omitempty"`
 	// Paths says how the member reached the others (phalanx peer --json).
 	Paths *pathsReport `json:"paths,omitempty"`
+	// Admission is how a member that came back (--rejoin) was admitted
+	// and caught up; Admitted lists the admissions its engine reported
+	// (slot, frame).
+	Admission *memberAdmission `json:"admission,omitempty"`
+	Admitted  [][2]int64       `json:"admitted,omitempty"`
+}
+
+// memberAdmission is peer.Admission in a member's result.
+type memberAdmission struct {
+	Frame           int64   `json:"frame"`
+	CheckpointFrame int64   `json:"checkpoint_frame"`
+	Verified        bool    `json:"verified"`
+	CatchupFrames   int     `json:"catchup_frames"`
+	Bytes           int64   `json:"bytes"`
+	Servers         int     `json:"servers"`
+	TransferMS      float64 `json:"transfer_ms"`
+	FetchMS         float64 `json:"fetch_ms"` // of the transfer, once the members had stepped the frame before the admission
+	ResimulateMS    float64 `json:"resimulate_ms"`
+	CatchupMS       float64 `json:"catchup_ms"`
 }

@@ -66,7 +66,7 @@ func (m *meshRun) report(wall time.Duration) (*report, bool) {
 	ok := true
 	var results []*memberResult
 	for _, p := range m.procs {
-		if p.killed {
+		if p.killed || p.spectator {
 			continue
 		}
 		if p.result == nil {

@@ -206,7 +206,7 @@ func (p *meshProc) addUsage(t time.Duration, frame int64, rssMB, cpuS float64) {
 func (m *meshRun) live() uint64 {
 	var l uint64
 	for _, p := range m.procs {
-		if !p.killed {
+		if !p.killed && !p.spectator {
 			l |= 1 << p.index
 		}
 	}

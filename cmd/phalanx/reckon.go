@@ -2,6 +2,7 @@ package main
 
 import (
 	"container/heap"
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -14,17 +15,41 @@ import (
 )
 
 // reckonReport is the "reckon" object of the JSON report: per convergence
-// method, how the members' cursors were displayed.
-type reckonReport map[string]reckon.Metrics
+// method, how the members' cursors were displayed; with phalanx sim, also
+// what the interest filters save (the "interest" object).
+type reckonReport struct {
+	Methods  map[string]reckon.Metrics
+	Interest *interestReport
+}
+
+// MarshalJSON writes the methods' objects and "interest" side by side.
+func (r reckonReport) MarshalJSON() ([]byte, error) {
+	out := make(map[string]any, len(r.Methods)+1)
+	for k, v := range r.Methods {
+		out[k] = v
+	}
+	if r.Interest != nil {
+		out["interest"] = r.Interest
+	}
+	return json.Marshal(out)
+}
+
+// IsZero reports whether there is nothing to report (omitzero).
+func (r reckonReport) IsZero() bool { return r.Methods == nil && r.Interest == nil }
 
 // mergeReckon averages members' cursor measurements: updates per second,
 // mean and p99 error are averaged over members, the largest jump is the
 // largest any member saw.
 func mergeReckon(all []map[reckon.Method]reckon.Metrics) reckonReport {
+	return reckonReport{Methods: mergeMethods(all)}
+}
+
+// mergeMethods is mergeReckon's per-method figures.
+func mergeMethods(all []map[reckon.Method]reckon.Metrics) map[string]reckon.Metrics {
 	if len(all) == 0 {
 		return nil
 	}
-	out := reckonReport{}
+	out := map[string]reckon.Metrics{}
 	for k := range reckon.Cubic + 1 {
 		var agg reckon.Metrics
 		for _, m := range all {
@@ -54,16 +79,38 @@ func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
 }
 
 // simulateCursorsThen is simulateCursors calling atEnd, when not nil,
-// after the last frame while everything the simulation keeps is still
-// live (the memory tests measure it then).
+// after the last frame of the run without filters while everything the
+// simulation keeps is still live (the memory tests measure it then). It
+// runs the cursors twice over the same impairment: every update to every
+// member, then with the interest filters (interest.go); the methods'
+// figures are those of the first run.
 func simulateCursorsThen(f *runFlags, profile netsim.Profile, atEnd func()) reckonReport {
+	all := runCursors(f, profile, nil, atEnd)
+	filtered := runCursors(f, profile, &reckon.Interest{}, nil)
+	return reckonReport{Methods: mergeMethods(all.metrics), Interest: compareInterest(all, filtered)}
+}
+
+// cursorRun is what one run of the cursors measured.
+type cursorRun struct {
+	metrics  []map[reckon.Method]reckon.Metrics // per member
+	visible  []map[reckon.Method]reckon.Metrics // per member, frames on screen only
+	bytes    int64                              // entity update bytes sent, wire.Overhead included
+	updates  int64                              // entity update datagrams sent
+	catchUps int
+	onScreen float64 // mean over members of Share.OnScreen
+	seconds  float64
+}
+
+// runCursors shares every member's cursor with the given interest filters
+// (nil: none).
+func runCursors(f *runFlags, profile netsim.Profile, interest *reckon.Interest, atEnd func()) cursorRun {
 	frame := time.Duration(f.frameMS) * time.Millisecond
 	root := rng.SeedFromUint64(f.seed).PCG().Derive("cursors")
 	shares := make([]*cursor.Share, f.peers)
 	uplinks := make([]*netsim.Uplink, f.peers)
 	links := make([][]*netsim.Link, f.peers)
 	for i := range f.peers {
-		shares[i] = cursor.New(cursor.Config{Members: f.peers, Self: i, Seed: f.seed})
+		shares[i] = cursor.New(cursor.Config{Members: f.peers, Self: i, Seed: f.seed, Interest: interest, OnScreen: true})
 		uplinks[i] = netsim.NewUplink(profile)
 		links[i] = make([]*netsim.Link, f.peers)
 		for j := range f.peers {
@@ -74,6 +121,7 @@ func simulateCursorsThen(f *runFlags, profile netsim.Profile, atEnd func()) reck
 	}
 	var q updateQueue
 	var now time.Duration
+	var run cursorRun
 	seq := 0 // orders updates that arrive at the same time
 	for fr := 0; fr < f.frames; fr++ {
 		now = time.Duration(fr) * frame
@@ -82,21 +130,18 @@ func simulateCursorsThen(f *runFlags, profile netsim.Profile, atEnd func()) reck
 			_ = shares[u.to].Receive(now, u.from, u.data)
 		}
 		for i, s := range shares {
-			s.Tick(now, func(data []byte) {
+			s.TickTo(now, func(j int, data []byte) {
 				size := len(data) + wire.Overhead
-				for j := range f.peers {
-					if j == i {
-						continue
-					}
-					depart, ok := uplinks[i].Admit(now, size)
-					if !ok {
-						continue
-					}
-					d := links[i][j].Send(depart, size)
-					for _, at := range d.Arrival[:d.Copies] {
-						seq++
-						heap.Push(&q, queuedUpdate{at: at, seq: seq, from: i, to: j, data: data})
-					}
+				run.bytes += int64(size)
+				run.updates++
+				depart, ok := uplinks[i].Admit(now, size)
+				if !ok {
+					return
+				}
+				d := links[i][j].Send(depart, size)
+				for _, at := range d.Arrival[:d.Copies] {
+					seq++
+					heap.Push(&q, queuedUpdate{at: at, seq: seq, from: i, to: j, data: data})
 				}
 			})
 		}
@@ -104,11 +149,14 @@ func simulateCursorsThen(f *runFlags, profile netsim.Profile, atEnd func()) reck
 	if atEnd != nil {
 		atEnd()
 	}
-	var all []map[reckon.Method]reckon.Metrics
 	for _, s := range shares {
-		all = append(all, s.Metrics(now))
+		run.metrics = append(run.metrics, s.Metrics(now))
+		run.visible = append(run.visible, s.VisibleMetrics())
+		run.catchUps += s.CatchUps()
+		run.onScreen += s.OnScreen() / float64(len(shares))
 	}
-	return mergeReckon(all)
+	run.seconds = now.Seconds()
+	return run
 }
 
 type queuedUpdate struct {

@@ -24,7 +24,8 @@ type recorder struct {
 	files   []*os.File
 	writers []*replay.Writer
 	sims    []lockstep.Simulation
-	final   []uint64 // state hash after the last frame, once recorded
+	states  []*replay.StateRing // each member's recent states, for its desync report (Snapshotter simulations)
+	final   []uint64            // state hash after the last frame, once recorded
 	done    []bool
 	tag     uint16 // the harness's session tag, under which statements are signed
 	err     error
@@ -51,6 +52,7 @@ func newRecorder(dir string, f *runFlags, g *game) (*recorder, error) {
 	r := &recorder{
 		frames: bucket.Frame(f.frames),
 		sims:   make([]lockstep.Simulation, f.peers),
+		states: make([]*replay.StateRing, f.peers),
 		final:  make([]uint64, f.peers),
 		done:   make([]bool, f.peers),
 		tag:    uint16(f.seed),
@@ -90,6 +92,12 @@ func (r *recorder) hook() func(bucket.Slot, lockstep.Bucket, lockstep.Simulation
 			return
 		}
 		r.sims[slot] = sim
+		if sn, ok := sim.(lockstep.Snapshotter); ok {
+			if r.states[slot] == nil {
+				r.states[slot] = replay.NewStateRing(0)
+			}
+			r.states[slot].Keep(b.Frame, sn, sim.Hash())
+		}
 		if err := r.writers[slot].Record(b, sim); err != nil {
 			// The writer keeps its error: this member's file ends at its
 			// last whole chunk; the others go on.
@@ -139,6 +147,12 @@ func (r *recorder) report(slot bucket.Slot, e lockstep.Event) {
 	}
 	if sn, ok := r.sims[slot].(lockstep.Snapshotter); ok {
 		rep.State = sn.AppendSnapshot(nil)
+	}
+	// Both sides' states: the harness holds every member's, where members
+	// over a network exchange theirs (peer/desyncstates.go).
+	rep.AddStates(int(slot), r.states[slot])
+	if e.With != slot {
+		rep.AddStates(int(e.With), r.states[e.With])
 	}
 	path, err := replay.WriteReport(r.dir, rep)
 	if err != nil {

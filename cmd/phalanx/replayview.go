@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phalanx-net/phalanx/examples/rts"
@@ -31,14 +33,14 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	start := time.Now()
-	files, names, reports, worlds, cleanup, err := openReports(files)
+	files, names, reports, worlds, from, cleanup, err := openReports(files)
 	defer cleanup()
 	if err != nil {
 		fmt.Fprintln(stderr, "phalanx replay view:", err)
 		return 1
 	}
 	rs, err := replayview.OpenReplays(replayview.ReplayConfig{
-		Files: files, Names: names, Reports: reports, Worlds: worlds,
+		Files: files, Names: names, Reports: reports, Worlds: worlds, FromReports: from,
 		Sim: replaySim,
 		Clone: func(s lockstep.Simulation) lockstep.Simulation {
 			if r, ok := s.(*rts.Sim); ok {
@@ -52,13 +54,9 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "phalanx replay view:", err)
 		return 1
 	}
+	stdout = &syncWriter{w: stdout} // the check below reports from its own goroutine
 	info := rs.Info()
-	fmt.Fprintf(stdout, "%d replay(s), %d frames, read and re-run in %.1f s\n", len(info.Files), info.Frames, time.Since(start).Seconds())
-	for _, f := range info.Files {
-		if !f.Reproduces && f.Error == "" {
-			fmt.Fprintf(stdout, "  %s: re-running its buckets does not reproduce its hashes from frame %d (section %q)\n", f.Name, f.RerunFrame, f.RerunSection)
-		}
-	}
+	fmt.Fprintf(stdout, "%d replay(s), %d frames, read in %.1f s; each is re-run to check its hashes while the page is served\n", len(info.Files), info.Frames, time.Since(start).Seconds())
 	if d := info.Divergence; d != nil {
 		fmt.Fprintf(stdout, "diverged: first divergent frame %d", d.Frame)
 		if d.Section != "" {
@@ -77,14 +75,44 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		start := time.Now()
+		rs.Check(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintf(stdout, "re-run in %.1f s\n", time.Since(start).Seconds())
+		for _, f := range rs.Info().Files {
+			if !f.Reproduces && f.Error == "" {
+				fmt.Fprintf(stdout, "  %s: re-running its buckets does not reproduce its hashes from frame %d (section %q)\n", f.Name, f.RerunFrame, f.RerunSection)
+			}
+		}
+	}()
+	defer func() { cancel(); <-checked }()
 	waitView(url, linger, stdout)
 	return 0
 }
 
+// syncWriter serializes writes to w from several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
 // openReports replaces every desync report among files by the replay it
 // holds, written to a temporary directory that cleanup removes, and
-// returns the names to show and what the reports say.
-func openReports(files []string) (out, names []string, reports []view.DesyncReport, worlds []*view.Scene, cleanup func(), err error) {
+// returns the names to show, what the reports say, and by file the world
+// and the report it came from (nil for a replay given as one).
+func openReports(files []string) (out, names []string, reports []view.DesyncReport, worlds []*view.Scene, from []*replay.Report, cleanup func(), err error) {
 	dir := ""
 	cleanup = func() {
 		if dir != "" {
@@ -99,12 +127,12 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 			f.Close()
 		}
 		if !replay.IsReport(head) {
-			out, names, worlds = append(out, name), append(names, filepath.Base(name)), append(worlds, nil)
+			out, names, worlds, from = append(out, name), append(names, filepath.Base(name)), append(worlds, nil), append(from, nil)
 			continue
 		}
 		r, err := replay.ReadReport(name)
 		if err != nil {
-			return nil, nil, nil, nil, cleanup, err
+			return nil, nil, nil, nil, nil, cleanup, err
 		}
 		reports = append(reports, reportView(filepath.Base(name), r))
 		if len(r.Replay) == 0 {
@@ -112,12 +140,12 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 		}
 		if dir == "" {
 			if dir, err = os.MkdirTemp("", "phalanx-report-"); err != nil {
-				return nil, nil, nil, nil, cleanup, err
+				return nil, nil, nil, nil, nil, cleanup, err
 			}
 		}
 		p := filepath.Join(dir, fmt.Sprintf("%d.phx", len(out)))
 		if err := os.WriteFile(p, r.Replay, 0o600); err != nil {
-			return nil, nil, nil, nil, cleanup, err
+			return nil, nil, nil, nil, nil, cleanup, err
 		}
 		out = append(out, p)
 		names = append(names, fmt.Sprintf("member %d's replay (%s)", r.Self, filepath.Base(name)))
@@ -128,18 +156,18 @@ func openReports(files []string) (out, names []string, reports []view.DesyncRepo
 				world = nil // shown without it
 			}
 		}
-		worlds = append(worlds, world)
+		worlds, from = append(worlds, world), append(from, &r)
 	}
 	if len(out) == 0 {
-		return nil, nil, nil, nil, cleanup, fmt.Errorf("the reports hold no replay to show")
+		return nil, nil, nil, nil, nil, cleanup, fmt.Errorf("the reports hold no replay to show")
 	}
-	return out, names, reports, worlds, cleanup, nil
+	return out, names, reports, worlds, from, cleanup, nil
 }
 
 // reportView is what the page shows of a desync report.
 func reportView(file string, r replay.Report) view.DesyncReport {
 	d := view.DesyncReport{File: file, Engine: r.Engine, Build: r.Build, Sim: r.SimName + " " + r.SimVersion, Self: r.Self, Member: r.Member,
-		With: r.With, Frame: r.Frame, Section: r.Section, Detail: r.Detail, Ours: []view.SectionHash{}, Theirs: []view.SectionHash{}}
+		With: r.With, Frame: r.Frame, Agreed: r.Agreed, Section: r.Section, Detail: r.Detail, Ours: []view.SectionHash{}, Theirs: []view.SectionHash{}}
 	for _, s := range r.Ours {
 		d.Ours = append(d.Ours, view.SectionHash{Name: s.Name, Hash: s.Hash})
 	}

@@ -286,7 +286,7 @@ type report struct {
 	// WindowStallRate: the members' stalls per frame over --stall-window.
 	WindowStallRate *float64     `json:"window_stall_rate,omitempty"`
 	Sides           []side       `json:"sides,omitempty"`
-	Reckon          reckonReport `json:"reckon,omitempty"`
+	Reckon          reckonReport `json:"reckon,omitzero"`
 	Commands        int          `json:"commands"`
 	CPUPercent      float64      `json:"cpu_percent_per_member,omitempty"` // phalanx mesh: CPU time per member process, percent of one core
 	VirtualS        float64      `json:"virtual_s"`
@@ -486,10 +486,11 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %.1f s of play in %.2f s\n", r.VirtualS, r.WallS)
 	for _, m := range []string{"snap", "linear", "quadratic", "cubic"} {
-		if mt, ok := r.Reckon[m]; ok {
+		if mt, ok := r.Reckon.Methods[m]; ok {
 			fmt.Fprintf(w, "  cursors (dead reckoning, %-9s): %.2f updates/s, error mean %.3f p99 %.3f, largest jump %.3f\n", m, mt.UpdatesPerS, mt.ErrorMean, mt.ErrorP99, mt.MaxJump)
 		}
 	}
+	r.Reckon.Interest.print(w)
 	r.printAdmissions(w)
 	fmt.Fprintf(w, "%s; final hash %s\n", verdict, r.FinalHash)
 }

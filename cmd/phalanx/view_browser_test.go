@@ -241,3 +241,30 @@ func TestBrowserReplayDiverged(t *testing.T) {
 	}
 	screenshot(t, ctx, "replay-diverged.png")
 }
+
+// TestBrowserDesyncReport: phalanx replay view on the desync report of a
+// perturbed member opens at the divergent frame and draws both sides'
+// states restored from the report, naming the first divergent section.
+func TestBrowserDesyncReport(t *testing.T) {
+	path := findBrowser(t)
+	dir := t.TempDir()
+	if code, _, errs := runCLI(t, "sim", "--perturb", "1@100", "--record", dir, "--frames", "200"); code != 1 {
+		t.Fatalf("exit %d, want 1 (diverged): %s", code, errs)
+	}
+	url := startServing(t, "replay", "view", "--linger", "3m", filepath.Join(dir, "desync-member-1-frame-100.json"))
+	ctx := browser(t, path)
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	const state = `(() => {
+		const r = document.querySelector(".side .restored");
+		if (!r || r.hidden) return ["", "", ""];
+		const s = r.querySelector(".restored-section");
+		return [document.querySelector("#frameno").value, r.querySelector("h2").textContent, s ? s.textContent : ""];
+	})()`
+	got := poll(t, ctx, "the restored states shown", state, 30*time.Second, func(s []string) bool { return len(s) == 3 && s[1] != "" })
+	if got[0] != "100" || !strings.Contains(got[1], "divergent frame (frame 100)") || got[2] != "units" {
+		t.Errorf("page at frame %q shows %q, section %q; want frame 100, the divergent frame's states, section units", got[0], got[1], got[2])
+	}
+	screenshot(t, ctx, "desync-restored.png")
+}

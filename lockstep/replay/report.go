@@ -19,7 +19,7 @@ import (
 // is the version this package writes and the newest it reads.
 const (
 	ReportFormat  = "phalanx desync report"
-	ReportVersion = 1
+	ReportVersion = 2
 )
 
 // Report is what one member knows of a desync, in one self-contained
@@ -67,6 +67,26 @@ type Report struct {
 	// moment (after WorldFrame frames), as its lockstep.Snapshotter saves
 	// it; absent for a simulation that is not one.
 	State []byte `json:"state,omitempty"`
+	// Agreed is the last checkpoint before Frame (LastAgreedCheckpoint):
+	// the newest frame whose hash reports every member agreed on; -1 when
+	// none was.
+	Agreed int64 `json:"agreed"`
+	// States are the simulation's states after Agreed and after Frame, as
+	// its lockstep.Snapshotter saved them when it stepped them: the
+	// reporting member's (Self), and the other side's (With) as that
+	// member sent them. Empty for a simulation that is not a Snapshotter;
+	// a state the member no longer held, or that With did not send in
+	// time, is missing.
+	States []ReportState `json:"states,omitempty"`
+}
+
+// ReportState is one member's simulation state after one frame, in a
+// Report.
+type ReportState struct {
+	Member int    `json:"member"`
+	Frame  int64  `json:"frame"` // the state after stepping this frame
+	Hash   string `json:"hash"`  // the state hash after it, 16 hex digits
+	Data   []byte `json:"data"`  // as lockstep.Snapshotter.AppendSnapshot saves it
 }
 
 // ReportSection is one section's hash in a Report, as 16 hex digits.
@@ -77,7 +97,10 @@ type ReportSection struct {
 
 // NewReport returns the report of desync event e (lockstep.EventDesync)
 // found by the member that recorded under header h (its Self), with its
-// replay as recorded so far (nil: none).
+// replay as recorded so far (nil: none). Its Agreed assumes the core's
+// default hash interval (lockstep.DefaultHashInterval); a caller whose
+// core exchanges hashes at another sets it with LastAgreedCheckpoint. It
+// holds no states: AddStates adds them.
 func NewReport(h Header, e lockstep.Event, recorded []byte) Report {
 	r := Report{
 		Format: ReportFormat, Version: ReportVersion,
@@ -85,6 +108,7 @@ func NewReport(h Header, e lockstep.Event, recorded []byte) Report {
 		Session: hex.EncodeToString(h.Session), Members: h.Members, Self: int(h.Self),
 		Frame: int64(e.Frame), Member: int(e.Member), With: int(e.With), Section: e.Section, Detail: e.Detail,
 		Ours: sectionsOf(e.Ours), Theirs: sectionsOf(e.Theirs), Replay: recorded,
+		Agreed: int64(LastAgreedCheckpoint(e.Frame, 0)),
 	}
 	if r.Engine == "" {
 		r.Engine = EngineVersion
@@ -103,10 +127,13 @@ func NewReport(h Header, e lockstep.Event, recorded []byte) Report {
 func sectionsOf(s []lockstep.Section) []ReportSection {
 	out := make([]ReportSection, 0, len(s))
 	for _, x := range s {
-		out = append(out, ReportSection{Name: x.Name, Hash: fmt.Sprintf("%016x", x.Hash)})
+		out = append(out, ReportSection{Name: x.Name, Hash: hashText(x.Hash)})
 	}
 	return out
 }
+
+// hashText writes a hash as a report does: 16 hex digits.
+func hashText(h uint64) string { return fmt.Sprintf("%016x", h) }
 
 // Name returns the report's conventional file name:
 // desync-member-SELF-frame-FRAME.json.
@@ -170,6 +197,9 @@ func ReadReport(path string) (Report, error) {
 		return Report{}, fmt.Errorf("%w: %s is not a desync report (format %q)", ErrMalformed, path, r.Format)
 	case r.Version < 1 || r.Version > ReportVersion:
 		return Report{}, fmt.Errorf("%w: %s is a desync report of version %d; this reader reads versions 1 to %d", ErrVersion, path, r.Version, ReportVersion)
+	}
+	if r.Version == 1 {
+		r.Agreed = -1 // version 1 holds no states
 	}
 	return r, nil
 }

@@ -22,11 +22,14 @@ type ReplayConfig struct {
 	// compared with.
 	Files []string
 	// Sim builds the simulation a replay was recorded with, from its
-	// header (as replay.Verify's factory does).
+	// header (as replay.Verify's factory does). OpenReplays calls it from
+	// several goroutines at once (it re-runs the files side by side).
 	Sim func(replay.Header) (lockstep.Simulation, error)
 	// Clone, when set, copies a simulation of Sim's: the viewer keeps
 	// copies every few hundred frames to seek back quickly. Nil: seeking
-	// back re-runs from frame 0.
+	// back re-runs from frame 0. Unused for a simulation that is a
+	// lockstep.Snapshotter: the viewer keeps its states instead, every 250
+	// frames (more sparsely past 8,192 of them).
 	Clone func(lockstep.Simulation) lockstep.Simulation
 	// Describe, when set, says what a command's payload orders.
 	Describe func(payload []byte) string
@@ -39,6 +42,12 @@ type ReplayConfig struct {
 	// desync reports (nil: none), by file: each is shown beside the re-run
 	// world at its frame, with what differs.
 	Worlds []*view.Scene
+	// FromReports, when set, are the desync reports the files came from
+	// (nil: a file that is not from one), by file: the states each holds
+	// (both sides' at the last agreed checkpoint and the divergent frame)
+	// are restored and shown side by side at their frames. Restoring needs
+	// a simulation that is a lockstep.Snapshotter.
+	FromReports []*replay.Report
 }
 
 // Replays are replay files opened for the page: their buckets and
@@ -49,7 +58,7 @@ type Replays struct {
 	files []*replayFile
 	info  view.ReplaysInfo
 
-	mu sync.Mutex // guards the files' simulations
+	mu sync.Mutex // guards the files' simulations, their saved states and info
 }
 
 // replayFile is one replay in memory.
@@ -66,12 +75,16 @@ type replayFile struct {
 	sim     lockstep.Simulation
 	pos     bucket.Frame                         // frames stepped by sim
 	keys    map[bucket.Frame]lockstep.Simulation // copies by frames stepped
+	saved   map[bucket.Frame][]byte              // or, for a lockstep.Snapshotter, its states
 	every   bucket.Frame
 	scene   view.Scene
+	// restored are the states of its desync report, restored, by frame.
+	restored map[int64]*view.RestoredPair
 }
 
-// OpenReplays reads every file of cfg, re-runs each to check that it
-// reproduces its own hashes, and compares the others with the first.
+// OpenReplays reads every file of cfg and compares the others with the
+// first: their buckets and recorded hashes. Check then re-runs each, to
+// check that it reproduces its own hashes.
 func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 	if len(cfg.Files) == 0 || cfg.Sim == nil {
 		return nil, errors.New("replayview: OpenReplays needs files and a simulation factory")
@@ -87,11 +100,17 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		}
 		f.every = max(500, bucket.Frame(len(f.buckets)/32))
 		f.keys = map[bucket.Frame]lockstep.Simulation{}
-		if cfg.Clone != nil {
+		if sn, ok := f.sim.(lockstep.Snapshotter); ok {
+			// States are far smaller than copies: keep one every
+			// saveEvery frames, at most maxSaved of them.
+			f.every = max(saveEvery, bucket.Frame(len(f.buckets)/maxSaved))
+			f.saved = map[bucket.Frame][]byte{0: sn.AppendSnapshot(nil)}
+		} else if cfg.Clone != nil {
 			f.keys[0] = cfg.Clone(f.sim) // seeking back to the start builds nothing
 		}
 		r.files = append(r.files, f)
 	}
+	fis := make([]view.ReplayFileInfo, len(r.files))
 	for i, f := range r.files {
 		name := filepath.Base(f.name)
 		if i < len(cfg.Names) {
@@ -105,7 +124,7 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 			Name: name, Sim: f.header.SimName + " " + f.header.SimVersion,
 			Members: f.header.Members, Self: int(f.header.Self), Frames: int64(len(f.buckets)),
 			FrameMS: float64(f.header.FrameLength) / 1e6, Checkpoints: len(f.checks), RerunFrame: -1, End: f.end, WorldFrame: -1,
-			Changes: []view.Event{},
+			Changes: []view.Event{}, RestoredFrames: []int64{},
 		}
 		for _, c := range f.changes {
 			typ := "drop"
@@ -117,10 +136,19 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 		if f.world != nil && f.world.Frame > 0 {
 			fi.WorldFrame = f.world.Frame - 1 // the scene is after that many frames: after frame Frame-1
 		}
-		if err := r.rerun(f, &fi); err != nil {
-			fi.Error = err.Error()
+		f.restored = map[int64]*view.RestoredPair{}
+		if i < len(cfg.FromReports) && cfg.FromReports[i] != nil {
+			r.restoreReport(f, cfg.FromReports[i])
+			for _, fr := range []int64{cfg.FromReports[i].Agreed, cfg.FromReports[i].Frame} {
+				if f.restored[fr] != nil {
+					fi.RestoredFrames = append(fi.RestoredFrames, fr)
+				}
+			}
 		}
-		r.info.Files = append(r.info.Files, fi)
+		fis[i] = fi
+	}
+	for i, f := range r.files {
+		r.info.Files = append(r.info.Files, fis[i])
 		r.info.Frames = max(r.info.Frames, int64(len(f.buckets)))
 		if i > 0 && r.info.Divergence == nil {
 			r.info.Divergence = compare(r.files[0], f, 0, i)
@@ -129,7 +157,7 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 	r.info.Reports = append([]view.DesyncReport{}, cfg.Reports...)
 	if r.info.Divergence == nil && len(cfg.Reports) > 0 {
 		d := cfg.Reports[0]
-		r.info.Divergence = &view.Divergence{A: 0, B: 0, Frame: d.Frame, Section: d.Section, LastAgreed: -1, InputsFrame: -1,
+		r.info.Divergence = &view.Divergence{A: 0, B: 0, Frame: d.Frame, Section: d.Section, LastAgreed: d.Agreed, InputsFrame: -1,
 			Text: fmt.Sprintf("desync report of member %d: %s", d.Self, d.Detail)}
 	}
 	return r, nil
@@ -176,29 +204,6 @@ func readReplay(name string) (*replayFile, error) {
 	return f, nil
 }
 
-// rerun steps f's simulation through all of f and compares its hashes with
-// the recorded checkpoints; it leaves the simulation at the start.
-func (r *Replays) rerun(f *replayFile, fi *view.ReplayFileInfo) error {
-	fi.Reproduces = true
-	var secs []lockstep.Section
-	for fr := range bucket.Frame(len(f.buckets)) {
-		r.stepTo(f, fr+1)
-		want, ok := f.checks[fr]
-		if !ok {
-			continue
-		}
-		if got := f.sim.Hash(); got != want.Hash {
-			fi.Reproduces, fi.RerunFrame = false, int64(fr)
-			if sh, ok := f.sim.(lockstep.SectionHasher); ok {
-				secs = sh.SectionHashes(secs[:0])
-				fi.RerunSection = firstSection(f.secs[fr], secs)
-			}
-			break
-		}
-	}
-	return r.reset(f)
-}
-
 // reset rebuilds f's simulation at frame 0.
 func (r *Replays) reset(f *replayFile) error {
 	sim, err := r.cfg.Sim(f.header)
@@ -209,10 +214,22 @@ func (r *Replays) reset(f *replayFile) error {
 	return nil
 }
 
+// saveEvery and maxSaved: a Snapshotter's states are kept every saveEvery
+// frames, or more sparsely to keep at most maxSaved; a seek then re-runs
+// fewer than saveEvery frames (12.5 s of a 20 Hz replay) up to a day long.
+const (
+	saveEvery = 250
+	maxSaved  = 8192
+)
+
 // stepTo steps f's simulation until it has stepped n frames (or all of
-// f), keeping copies every f.every frames.
+// f), keeping copies (or states) every f.every frames.
 func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
 	n = min(n, bucket.Frame(len(f.buckets)))
+	if f.saved != nil {
+		r.stepSaved(f, n)
+		return
+	}
 	if n < f.pos || (r.cfg.Clone != nil && n-f.pos > f.every) {
 		// Start from the nearest copy at or before n, else from frame 0.
 		best := bucket.Frame(-1)
@@ -236,6 +253,32 @@ func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
 			if _, ok := f.keys[f.pos+1]; !ok {
 				f.keys[f.pos+1] = r.cfg.Clone(f.sim)
 			}
+		}
+	}
+}
+
+// stepSaved is stepTo for a Snapshotter: it restores the nearest state
+// kept at or before n when that saves stepping, and keeps one every
+// f.every frames.
+func (r *Replays) stepSaved(f *replayFile, n bucket.Frame) {
+	sn := f.sim.(lockstep.Snapshotter)
+	if n < f.pos || n-f.pos > f.every {
+		best := n / f.every * f.every
+		for best > 0 && f.saved[best] == nil {
+			best -= f.every
+		}
+		if n < f.pos || best > f.pos {
+			if sn.Restore(f.saved[best]) == nil {
+				f.pos = best
+			} else if r.reset(f) == nil { // a state it saved itself: not expected
+				sn = f.sim.(lockstep.Snapshotter)
+			}
+		}
+	}
+	for ; f.pos < n; f.pos++ {
+		f.sim.Step(f.pos, f.buckets[f.pos])
+		if (f.pos+1)%f.every == 0 && f.saved[f.pos+1] == nil {
+			f.saved[f.pos+1] = sn.AppendSnapshot(nil)
 		}
 	}
 }
@@ -296,7 +339,15 @@ func firstSection(a, b []lockstep.Section) string {
 }
 
 // Info describes the replays and where they first disagree.
-func (r *Replays) Info() view.ReplaysInfo { return r.info }
+// Until Check has returned, Info.Checked is false and no file is said to
+// reproduce its hashes.
+func (r *Replays) Info() view.ReplaysInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := r.info
+	info.Files = append([]view.ReplayFileInfo(nil), r.info.Files...)
+	return info
+}
 
 // Frame returns every replay at frame f: the worlds after it, its
 // buckets, the checkpoints. It returns ErrNoFrame outside every replay.
@@ -330,6 +381,7 @@ func (r *Replays) Frame(f int64) (view.ReplayFrame, error) {
 		if rf.world != nil && side.Scene != nil && rf.world.Frame == f+1 {
 			side.Recorded, side.RecordedDiff = rf.world, diffScenes(side.Scene, rf.world)
 		}
+		side.Restored = rf.restored[f]
 		for at := bucket.Frame(f); at >= 0; at-- {
 			if c, ok := rf.checks[at]; ok {
 				cp := &view.ReplayCheckpoint{Frame: int64(at), Hash: fmt.Sprintf("%016x", c.Hash), Sections: []view.SectionHash{}}

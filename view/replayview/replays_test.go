@@ -1,6 +1,7 @@
 package replayview_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -38,6 +39,10 @@ func TestReplaysFindDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if info := rs.Info(); info.Checked || info.Files[0].Reproduces {
+		t.Errorf("before Check: checked %v, file 0 reproduces %v", info.Checked, info.Files[0].Reproduces)
+	}
+	rs.Check(context.Background())
 	info := rs.Info()
 	d := info.Divergence
 	if d == nil {
@@ -47,7 +52,7 @@ func TestReplaysFindDivergence(t *testing.T) {
 		t.Errorf("divergence at frame %d section %q, last agreed %d, inputs from %d; want 100, units, 80, -1 (%s)",
 			d.Frame, d.Section, d.LastAgreed, d.InputsFrame, d.Text)
 	}
-	if info.Frames != 300 || !info.Files[0].Reproduces || info.Files[1].Reproduces ||
+	if !info.Checked || info.Frames != 300 || !info.Files[0].Reproduces || info.Files[1].Reproduces ||
 		info.Files[1].RerunFrame != 100 || info.Files[1].RerunSection != "units" {
 		t.Errorf("files %+v", info.Files)
 	}
@@ -99,10 +104,31 @@ func TestReplaysSeek(t *testing.T) {
 			want[int64(rec.Frame)] = sim.Hash()
 		}
 	}
-	for _, clone := range []func(lockstep.Simulation) lockstep.Simulation{nil, cloneRTS} {
-		rs, err := replayview.OpenReplays(replayview.ReplayConfig{Files: diverged[:1], Sim: rtsSim, Clone: clone})
+	// The rts game is a lockstep.Snapshotter: the viewer keeps its states.
+	// Behind plain, which hides that, it keeps copies (Clone) or none.
+	plain := func(h replay.Header) (lockstep.Simulation, error) {
+		sim, err := rtsSim(h)
+		return plainSim{sim}, err
+	}
+	clonePlain := func(s lockstep.Simulation) lockstep.Simulation { return plainSim{cloneRTS(s.(plainSim).Simulation)} }
+	for i, c := range []struct {
+		sim   func(replay.Header) (lockstep.Simulation, error)
+		clone func(lockstep.Simulation) lockstep.Simulation
+	}{{rtsSim, nil}, {plain, nil}, {plain, clonePlain}} {
+		clone := c.clone
+		rs, err := replayview.OpenReplays(replayview.ReplayConfig{Files: diverged[:1], Sim: c.sim, Clone: clone})
 		if err != nil {
 			t.Fatal(err)
+		}
+		checked := make(chan struct{})
+		switch i {
+		case 0:
+			close(checked) // seeks without a check
+		case 1:
+			rs.Check(context.Background()) // seeks start from the states it kept
+			close(checked)
+		default:
+			go func() { rs.Check(context.Background()); close(checked) }() // seeks while it runs
 		}
 		for _, f := range []int64{250, 17, 299, 0, 150, 149, 151, 3} {
 			fr, err := rs.Frame(f)
@@ -110,11 +136,15 @@ func TestReplaysSeek(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := fr.Sides[0].Hash; got != hex(want[f]) {
-				t.Errorf("clone %v: frame %d hash %s, want %s", clone != nil, f, got, hex(want[f]))
+				t.Errorf("case %d: frame %d hash %s, want %s", i, f, got, hex(want[f]))
 			}
 		}
+		<-checked
 	}
 }
+
+// plainSim hides every optional interface of the simulation it holds.
+type plainSim struct{ lockstep.Simulation }
 
 func hex(v uint64) string {
 	const digits = "0123456789abcdef"

@@ -32,6 +32,16 @@ type Config struct {
 	Threshold float64       // prediction error that counts as a change; 0 means DefaultThreshold
 	Converge  time.Duration // 0 means DefaultConverge
 	Heartbeat time.Duration // longest silence of an owner; 0 means reckon.DefaultHeartbeat
+	// ViewWidth and ViewHeight are every member's camera, in tiles,
+	// centred on its cursor (camera.go); 0 means DefaultViewWidth and
+	// DefaultViewHeight.
+	ViewWidth, ViewHeight float64
+	// Interest, when set, filters the updates TickTo sends each member by
+	// its camera (reckon.Filter); nil sends every member every update.
+	Interest *reckon.Interest
+	// OnScreen measures the cursors on this member's screen apart
+	// (VisibleMetrics, OnScreen): a second set of meters.
+	OnScreen bool
 }
 
 // Share is one member's side of cursor sharing: its own cursor's owner and
@@ -42,10 +52,22 @@ type Share struct {
 	owner   *reckon.Owner[reckon.Vec2] // our own cursor
 	display [][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2]
 	meters  [][reckon.Cubic + 1]reckon.Meter[reckon.Vec2]
-	truths  []reckon.State2
-	sent    int
-	start   time.Duration
-	started bool
+	visible []reckon.Meter[reckon.Vec2] // by method, with Config.OnScreen: every cursor's frames on screen, pooled
+	filters []*reckon.Filter            // by member, with Config.Interest
+	toLast  [][2]reckon.State2          // by member, with Config.Interest: the last two states sent to it
+	toSent  []int                       // how many were
+	// heard is the newest state received of each other cursor: where its
+	// member's camera was then.
+	heard    []reckon.State2
+	heardAny []bool
+	truths   []reckon.State2
+	sent     int
+	// catchUps counts the updates sent outside the owner's schedule;
+	// shown and onScreen the frames of other cursors displayed (cubic),
+	// and of those on screen.
+	catchUps, shown, onScreen int
+	start                     time.Duration
+	started                   bool
 }
 
 // New returns the share of member cfg.Self.
@@ -56,6 +78,12 @@ func New(cfg Config) *Share {
 	if cfg.Converge == 0 {
 		cfg.Converge = DefaultConverge
 	}
+	if cfg.ViewWidth == 0 {
+		cfg.ViewWidth = DefaultViewWidth
+	}
+	if cfg.ViewHeight == 0 {
+		cfg.ViewHeight = DefaultViewHeight
+	}
 
 	s := &Share{
 		cfg:     cfg,
@@ -63,6 +91,17 @@ func New(cfg Config) *Share {
 		display: make([][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2], cfg.Members),
 		meters:  make([][reckon.Cubic + 1]reckon.Meter[reckon.Vec2], cfg.Members),
 		truths:  make([]reckon.State2, cfg.Members),
+		heard:   make([]reckon.State2, cfg.Members), heardAny: make([]bool, cfg.Members),
+	}
+	if cfg.OnScreen {
+		s.visible = make([]reckon.Meter[reckon.Vec2], reckon.Cubic+1)
+	}
+	if cfg.Interest != nil {
+		s.filters = make([]*reckon.Filter, cfg.Members)
+		s.toLast, s.toSent = make([][2]reckon.State2, cfg.Members), make([]int, cfg.Members)
+		for m := range s.filters {
+			s.filters[m] = reckon.NewFilter(*cfg.Interest)
+		}
 	}
 	for m := range cfg.Members {
 		s.paths = append(s.paths, reckon.NewPath(PathSeed(cfg.Seed, m)))
@@ -84,25 +123,54 @@ func PathSeed(seed uint64, member int) uint64 {
 // frame 0, the same on every member), sends our cursor's update through send
 // when the owner policy asks for one, and takes a frame of every display's
 // measurements.
+// Tick sends every update to every member at once, whatever
+// Config.Interest says; TickTo filters.
 func (s *Share) Tick(now time.Duration, send func(update []byte)) {
+	if u, ok := s.observe(now); ok {
+		send(reckon.AppendUpdate(nil, u))
+	}
+	s.measure(now)
+}
+
+// observe moves the cursors to now and returns our cursor's update, when
+// the owner policy asks for one.
+func (s *Share) observe(now time.Duration) (reckon.Update[reckon.Vec2], bool) {
 	if !s.started {
 		s.started, s.start = true, now
 	}
 	for m, p := range s.paths {
 		s.truths[m] = p.Advance(now)
 	}
-	truth := s.truths[s.cfg.Self]
-	if u, ok := s.owner.Observe(truth); ok {
-		send(reckon.AppendUpdate(nil, u))
+	u, ok := s.owner.Observe(s.truths[s.cfg.Self])
+	if ok {
 		s.sent++
 	}
+	return u, ok
+}
+
+// measure takes a frame of every display's measurements, and of those on
+// screen.
+func (s *Share) measure(now time.Duration) {
+	view := s.camera()
 	for m := range s.display {
 		if m == s.cfg.Self {
 			continue
 		}
+		truthSeen := view.Contains(s.world(m, s.truths[m].Pos))
 		for k, r := range s.display[m] {
 			if r.Started() {
-				s.meters[m][k].Frame(now, r.At(now).Pos, s.truths[m].Pos)
+				shown := r.At(now).Pos
+				s.meters[m][k].Frame(now, shown, s.truths[m].Pos)
+				seen := truthSeen || view.Contains(s.world(m, shown))
+				if seen && s.visible != nil {
+					s.visible[k].Frame(now, shown, s.truths[m].Pos)
+				}
+				if reckon.Method(k) == reckon.Cubic {
+					s.shown++
+					if seen {
+						s.onScreen++
+					}
+				}
 			}
 		}
 	}
@@ -118,8 +186,12 @@ func (s *Share) Receive(now time.Duration, from int, data []byte) error {
 	if from < 0 || from >= s.cfg.Members || from == s.cfg.Self || u.Entity != uint64(from) {
 		return nil // not a cursor we display
 	}
+	used := false
 	for _, r := range s.display[from] {
-		r.Receive(now, u)
+		used = r.Receive(now, u) || used
+	}
+	if used {
+		s.heard[from], s.heardAny[from] = u.State, true
 	}
 	return nil
 }
@@ -129,15 +201,23 @@ func (s *Share) Receive(now time.Duration, from int, data []byte) error {
 // entity (our own cursor's; every cursor follows the same policy), the mean
 // and 99th percentile error averaged over the cursors, and the largest jump.
 func (s *Share) Metrics(now time.Duration) map[reckon.Method]reckon.Metrics {
+	return s.metricsOf(s.meters, now)
+}
+
+// metricsOf aggregates meters as Metrics says.
+func (s *Share) metricsOf(meters [][reckon.Cubic + 1]reckon.Meter[reckon.Vec2], now time.Duration) map[reckon.Method]reckon.Metrics {
 	out := make(map[reckon.Method]reckon.Metrics)
 	for k := range reckon.Cubic + 1 {
 		var agg reckon.Metrics
 		n := 0
-		for m := range s.meters {
+		for m := range meters {
 			if m == s.cfg.Self {
 				continue
 			}
-			mt := s.meters[m][k].Metrics()
+			mt := meters[m][k].Metrics()
+			if mt == (reckon.Metrics{}) {
+				continue // never shown (on screen)
+			}
 			agg.ErrorMean += mt.ErrorMean
 			agg.ErrorP99 += mt.ErrorP99
 			agg.MaxJump = max(agg.MaxJump, mt.MaxJump)

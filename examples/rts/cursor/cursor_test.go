@@ -58,3 +58,65 @@ func TestShareOverADelayedNetwork(t *testing.T) {
 		t.Fatal("a malformed update was accepted")
 	}
 }
+
+// TestInterestFilters: eight members over a network with 30 ms of delay,
+// without and with the interest filters: with them each member sends at
+// least 3 times fewer update bytes, and the cursors on its screen are shown
+// no worse.
+func TestInterestFilters(t *testing.T) {
+	run := func(in *reckon.Interest) (bytes int, visible, all reckon.Metrics, onScreen float64) {
+		const members = 8
+		shares := make([]*Share, members)
+		for i := range shares {
+			shares[i] = New(Config{Members: members, Self: i, Seed: 3, Interest: in, OnScreen: true})
+		}
+		type inflight struct {
+			at       time.Duration
+			from, to int
+			data     []byte
+		}
+		var queue []inflight
+		var now time.Duration
+		for f := 0; f < 2400; f++ {
+			now = time.Duration(f) * 50 * time.Millisecond
+			rest := queue[:0]
+			for _, d := range queue {
+				if d.at > now {
+					rest = append(rest, d)
+				} else if err := shares[d.to].Receive(now, d.from, d.data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			queue = rest
+			for i, s := range shares {
+				s.TickTo(now, func(to int, u []byte) {
+					bytes += len(u)
+					queue = append(queue, inflight{now + 30*time.Millisecond, i, to, u})
+				})
+			}
+		}
+		for _, s := range shares {
+			v, a := s.VisibleMetrics()[reckon.Cubic], s.Metrics(now)[reckon.Cubic]
+			visible.ErrorP99 = max(visible.ErrorP99, v.ErrorP99)
+			all.ErrorP99 = max(all.ErrorP99, a.ErrorP99)
+			onScreen += s.OnScreen() / members
+		}
+		return bytes, visible, all, onScreen
+	}
+	allBytes, allVisible, _, onScreen := run(nil)
+	bytes, visible, everywhere, _ := run(&reckon.Interest{})
+	t.Logf("bytes %d → %d; on-screen error p99 %.3f → %.3f (everywhere %.3f); cursors on screen %.1f%%",
+		allBytes, bytes, allVisible.ErrorP99, visible.ErrorP99, everywhere.ErrorP99, 100*onScreen)
+	if onScreen < 0.005 {
+		t.Fatalf("cursors on screen %.2f%% of the time: too little to compare", 100*onScreen)
+	}
+	if bytes*3 > allBytes {
+		t.Errorf("with the filters %d bytes, without %d: not 3 times fewer", bytes, allBytes)
+	}
+	if visible.ErrorP99 > allVisible.ErrorP99+1e-9 {
+		t.Errorf("on-screen error p99 %.3f with the filters, %.3f without", visible.ErrorP99, allVisible.ErrorP99)
+	}
+	if everywhere.ErrorP99 <= allVisible.ErrorP99 {
+		t.Errorf("the filters left the far cursors as well shown (p99 %.3f) as those on screen: they filtered nothing", everywhere.ErrorP99)
+	}
+}

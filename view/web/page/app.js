@@ -263,13 +263,8 @@ async function startReplay() {
   $("#slider").max = info.frames - 1;
   $("#frameno").max = info.frames - 1;
   $("#status").textContent = `${info.files.length} replay(s), ${info.frames} frames`;
-  $("#files").innerHTML = info.files.map((f, i) =>
-    `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints, ${esc(f.end || "no end")}; ` +
-    (f.error ? `<span class="bad">${esc(f.error)}</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
-      : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
-    (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") +
-    (f.world_frame >= 0 ? `; its report holds the world its member had after frame <a href="#" class="world-jump" data-frame="${f.world_frame}">${f.world_frame}</a>` : "") + "</div>").join("");
-  for (const a of document.querySelectorAll(".world-jump")) a.onclick = (e) => { e.preventDefault(); seek(+a.dataset.frame); };
+  showFiles(info);
+  if (!info.checked) pollChecked();
   $("#reports").innerHTML = (info.reports || []).map((r) => `<div class="report"><h2>Desync report ${esc(r.file)}</h2>
     member ${r.self} found it comparing with member ${r.with} (${esc(r.engine)}, ${esc(r.sim)}, built with ${esc(r.build || "?")}): ${esc(r.detail)};
     member ${r.member} differs from the majority.
@@ -302,6 +297,36 @@ async function startReplay() {
     if (rp.playing) requestAnimationFrame(tick);
   };
   seek(d ? d.frame : 0);
+}
+
+// showFiles describes the replays: what each is and whether re-running
+// its buckets reproduces its hashes (once checked).
+function showFiles(info) {
+  $("#files").innerHTML = info.files.map((f, i) =>
+    `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints, ${esc(f.end || "no end")}; ` +
+    (f.error ? `<span class="bad">${esc(f.error)}</span>` : !info.checked ? `<span class="checking">checking that re-running its buckets reproduces its hashes…</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
+      : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
+    (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") +
+    (f.world_frame >= 0 ? `; its report holds the world its member had after frame <a href="#" class="world-jump" data-frame="${f.world_frame}">${f.world_frame}</a>` : "") +
+    ((f.restored_frames || []).length ? `; states restored from its report at frame(s) ` +
+      f.restored_frames.map((x) => `<a href="#" class="world-jump" data-frame="${x}">${x}</a>`).join(" and ") : "") + "</div>").join("");
+  for (const a of document.querySelectorAll(".world-jump")) a.onclick = (e) => { e.preventDefault(); seek(+a.dataset.frame); };
+}
+
+// pollChecked asks for the replays' description until the server has
+// re-run them all, and shows it then.
+async function pollChecked() {
+  for (;;) {
+    await new Promise((done) => setTimeout(done, 1000));
+    const info = await (await fetch("api/replay")).json();
+    if (info.checked) {
+      rp.info.files = info.files;
+      rp.info.checked = true;
+      showFiles(info);
+      if (rp.shown) { const f = rp.frame; rp.frame = -1; seek(f); } // the notes under each world depend on it
+      return;
+    }
+  }
 }
 
 function tick(now) {
@@ -351,6 +376,10 @@ function showFrame(fr) {
       <h3></h3><canvas width="480" height="480"></canvas><div class="diff"></div>
       <div class="recorded" hidden><h2>The world its member had at this frame (from its desync report)</h2>
       <canvas width="480" height="480"></canvas><div class="recorded-diff"></div></div>
+      <div class="restored" hidden><h2></h2><div class="pair">
+      <figure><figcaption></figcaption><canvas width="320" height="320"></canvas></figure>
+      <figure><figcaption></figcaption><canvas width="320" height="320"></canvas></figure></div>
+      <div class="restored-diff"></div><table class="restored-secs"></table></div>
       <h2>Bucket of this frame</h2><ul class="cmds"></ul><h2>Hash report</h2><div class="check"></div></div>`).join("");
   }
   const ref = fr.sides[0];
@@ -376,6 +405,7 @@ function showFrame(fr) {
         `<span class="bad">${n} unit(s) differ from the world its commands give: ` +
         s.recorded_diff.slice(0, 12).map((d) => `unit ${d.i} (${esc(d.what)})`).join(", ") + (n > 12 ? ", …" : "") + "</span>";
     }
+    showRestored(el.querySelector(".restored"), s.restored);
     const counts = {};
     for (const d of s.diff) counts[d.what] = (counts[d.what] || 0) + 1;
     const notRerun = !f.reproduces && f.rerun_frame >= 0 && fr.frame >= f.rerun_frame;
@@ -396,6 +426,40 @@ function showFrame(fr) {
         }).join("")}</table>`;
     }
   });
+}
+
+// showRestored draws the two states a desync report holds for this frame,
+// restored, side by side: the units of the second that differ from the
+// first are ringed, and the sections whose hashes differ are marked.
+function showRestored(el, p) {
+  el.hidden = !p;
+  if (!p) return;
+  const ws = p.worlds;
+  el.querySelector("h2").textContent = `Restored from its desync report: the states at the ${p.role} (frame ${p.frame})`;
+  const figs = el.querySelectorAll("figure");
+  const marks = new Map();
+  for (const d of p.diff) marks.set(d.i, d.what === "moved" ? "#f0a" : d.what === "hp" ? "#fa0" : "#f00");
+  figs.forEach((fig, j) => {
+    const w = ws[j];
+    fig.hidden = !w;
+    if (!w) return;
+    fig.querySelector("figcaption").innerHTML = `member ${w.member}${j === 0 ? " (the report's)" : ""}: hash <code>${esc(w.hash || "–")}</code>` +
+      (w.error ? ` <span class="bad">${esc(w.error)}</span>` : "");
+    // Ring on both: the same unit, as each side has it.
+    drawScene(fig.querySelector("canvas"), w.scene, marks);
+  });
+  const n = p.diff.length;
+  el.querySelector(".restored-diff").innerHTML = ws.length < 2 ? "the other side's state is not in the report" :
+    n === 0 && !p.section ? "the two states are the same" :
+      `<span class="bad">first divergent section "<span class="restored-section">${esc(p.section || "?")}</span>"; ${n} unit(s) differ: ` +
+      p.diff.slice(0, 12).map((d) => `unit ${d.i} (${esc(d.what)})`).join(", ") + (n > 12 ? ", …" : "") + "</span>";
+  const a = ws[0] ? ws[0].sections : [], b = ws[1] ? ws[1].sections : [];
+  el.querySelector(".restored-secs").innerHTML = `<tr><th>section</th>${ws.map((w) => `<th>member ${w.member}</th>`).join("")}<th></th></tr>` +
+    a.map((sec, j) => {
+      const differs = b[j] && b[j].hash !== sec.hash;
+      return `<tr class="${differs ? "differs" : ""}"><td>${esc(sec.name)}</td><td><code>${sec.hash}</code></td>` +
+        (ws.length > 1 ? `<td><code>${b[j] ? b[j].hash : "–"}</code></td>` : "") + `<td>${differs ? "differs" : ""}</td></tr>`;
+    }).join("");
 }
 
 // ---- start ----

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// phalanx mesh --kill INDEX@FRAME --rejoin INDEX@FRAME: the member process
+// is killed with SIGKILL, and once a survivor has stepped the rejoin frame
+// a new process is started with the same identity key (phalanx member
+// --rejoin --key FILE), told the live members' addresses, and comes back
+// into the session (peer.MemberConfig.Rejoin): admitted at a frame the
+// members agree on, caught up from them over the catch-up protocol.
+
+// meshRejoin is one member process that came back.
+type meshRejoin struct {
+	old, proc *meshProc
+	frame     int64 // the --rejoin frame
+	started   time.Time
+	// The survivors' stalls and frames (by process index) when the new
+	// process started and when it first reported a stepped frame: the
+	// window of its catch-up.
+	stallsFrom, framesFrom map[int]int64
+	stallsTo, framesTo     map[int]int64
+}
+
+// keyFile is the identity key of member process index, for one that comes
+// back.
+func (m *meshRun) keyFile(index int) string {
+	return filepath.Join(m.keyDir, fmt.Sprintf("member-%d.key", index))
+}
+
+// rejoinDue starts the process of each killed member whose --rejoin frame
+// the member of process p (a progress line just came from it) reached, and
+// closes the catch-up window of a process that came back once it steps.
+// m.mu is held.
+func (m *meshRun) rejoinDue(ctx context.Context, exe string, p *meshProc) {
+	for _, rj := range m.rejoins {
+		if rj.proc == p && rj.stallsTo == nil && p.progress.Frame >= 0 {
+			rj.stallsTo, rj.framesTo = m.survivorsProgress(rj)
+		}
+	}
+	if p.killed || p.spectator {
+		return
+	}
+	for idx, fr := range m.rejoinAt {
+		old := m.procs[idx]
+		if !old.killed || p.progress.Frame < fr || m.rejoining(old) {
+			continue
+		}
+		index := len(m.procs)
+		args := append(m.memberArgs(idx), "--rejoin", "--index", strconv.Itoa(index))
+		np, err := m.startProc(ctx, exe, index, args)
+		if err != nil {
+			fmt.Fprintln(m.stderr, "phalanx mesh: starting a member that comes back:", err)
+			continue
+		}
+		rj := &meshRejoin{old: old, proc: np, frame: fr, started: time.Now()}
+		m.rejoins = append(m.rejoins, rj)
+		rj.stallsFrom, rj.framesFrom = m.survivorsProgress(rj)
+		fmt.Fprintf(m.stderr, "phalanx mesh: member process %d comes back as process %d with the same key at frame %d\n", idx, index, p.progress.Frame)
+	}
+}
+
+// rejoining reports whether a process was started to bring old back.
+func (m *meshRun) rejoining(old *meshProc) bool {
+	for _, rj := range m.rejoins {
+		if rj.old == old {
+			return true
+		}
+	}
+	return false
+}
+
+// survivorsProgress returns the stalls and frames the live member
+// processes last reported, but rj's.
+func (m *meshRun) survivorsProgress(rj *meshRejoin) (stalls, frames map[int]int64) {
+	stalls, frames = map[int]int64{}, map[int]int64{}
+	for _, q := range m.procs {
+		if !q.killed && q != rj.proc && q.progress.Type != "" {
+			stalls[q.index], frames[q.index] = q.progress.Stalls, q.progress.Frame
+		}
+	}
+	return stalls, frames
+}
+
+// rejoinAddrs tells a process that comes back, once it printed its
+// addresses, the addresses of the live members.
+func (m *meshRun) rejoinAddrs(p *meshProc) {
+	for _, rj := range m.rejoins {
+		if rj.proc != p {
+			continue
+		}
+		var others []string
+		for _, q := range m.procs {
+			if q != p && !q.killed && len(q.addrs) > 0 {
+				others = append(others, q.addrs[0])
+			}
+		}
+		b, _ := json.Marshal(memberMsg{Type: "peers", Addrs: others})
+		fmt.Fprintln(p.stdin, string(b))
+	}
+}
+
+// rejoinReport adds the admissions of the processes that came back to r,
+// and returns the survivors' stall rate over their catch-up windows (nil
+// without one).
+func (m *meshRun) rejoinReport(r *report) *float64 {
+	var stalls, frames int64
+	for _, rj := range m.rejoins {
+		res := rj.proc.result
+		if res == nil || res.Admission == nil {
+			continue
+		}
+		a := res.Admission
+		ad := admission{
+			Slot: res.Slot, Kind: "rejoin", RequestedFrame: rj.frame, AdmittedFrame: a.Frame,
+			CatchupFrames: a.CatchupFrames, CatchupMS: a.CatchupMS, BytesReceived: a.Bytes,
+			SnapshotFrame: a.CheckpointFrame, Verified: a.Verified, TransferMS: a.TransferMS,
+			ResimulateMS: a.ResimulateMS, Servers: a.Servers, ReportedBy: []int{},
+		}
+		for _, q := range m.procs {
+			if q.result == nil || q.killed {
+				continue
+			}
+			for _, e := range q.result.Admitted {
+				if int(e[0]) == res.Slot && e[1] == a.Frame {
+					ad.ReportedBy = append(ad.ReportedBy, q.result.Slot)
+					break
+				}
+			}
+		}
+		r.Admissions = append(r.Admissions, ad)
+		fmt.Fprintf(m.stderr, "phalanx mesh: member process %d came back into slot %d at frame %d: %d bytes from %d members, fetched in %.1f ms once they had stepped frame %d\n",
+			rj.proc.index, res.Slot, a.Frame, a.Bytes, a.Servers, a.FetchMS, a.Frame-1)
+		for idx, s := range rj.stallsTo {
+			if f0, ok := rj.framesFrom[idx]; ok {
+				stalls += s - rj.stallsFrom[idx]
+				frames += rj.framesTo[idx] - f0
+			}
+		}
+	}
+	if frames <= 0 {
+		return nil
+	}
+	rate := math.Round(float64(stalls)/float64(frames)*1e5) / 1e5
+	return &rate
+}

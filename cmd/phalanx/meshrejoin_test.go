@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMeshRejoin: three member processes play the example RTS over QUIC on
+// loopback; one is killed with SIGKILL, and a new process with its key
+// comes back, is admitted at a frame every member reports, catches up
+// from a checkpoint the survivors vouched for, and ends on the same final
+// hash as the survivors. A spectator (phalanx watch) served by the killed
+// member and another watches the whole session and ends on that hash too.
+func TestMeshRejoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts four processes for a 25 s session")
+	}
+	t.Setenv("PHALANX_TEST_MEMBER", "1")
+	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
+		"--kill", "1@60", "--rejoin", "1@190", "--spectators", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	m := lastJSON(t, out)
+	if m["identical"] != true || len(m["survivors"].([]any)) != 3 {
+		t.Fatalf("identical %v, survivors %v (the one that came back included)\n%s", m["identical"], m["survivors"], errs)
+	}
+	adms, _ := m["admissions"].([]any)
+	if len(adms) != 1 {
+		t.Fatalf("admissions %v, want one", m["admissions"])
+	}
+	a := adms[0].(map[string]any)
+	if a["kind"] != "rejoin" || a["requested_frame"] != 190.0 || a["admitted_frame"].(float64) < 190 ||
+		a["snapshot_verified"] != true || a["bytes_received"].(float64) <= 0 || len(a["reported_by"].([]any)) != 3 {
+		t.Fatalf("admission %v", a)
+	}
+	specs, _ := m["spectators"].([]any)
+	if len(specs) != 1 || specs[0].(map[string]any)["final_hash"] != m["final_hash"] || specs[0].(map[string]any)["stepped"] != 479.0 {
+		t.Fatalf("spectators %v, final hash %v", m["spectators"], m["final_hash"])
+	}
+	if !strings.Contains(errs, "comes back as process 4 with the same key") {
+		t.Errorf("stderr does not say the member came back:\n%s", errs)
+	}
+}
+
+func TestWatchAndRejoinBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"watch"}, {"watch", "--join", "nowhere"}, {"watch", "--join", "/ip4/127.0.0.1/udp/1/quic-v1", "--delay", "-1s"},
+		{"mesh", "--rejoin", "1@100"}, {"mesh", "--kill", "1@200", "--rejoin", "1@100"}, {"mesh", "--spectators", "-1"},
+		{"peer", "--rejoin", "--join", "/ip4/127.0.0.1/udp/1/quic-v1/p2p/12D3KooWQqaFagYvzDqZykmetymSERo8HkyuR6DPRmaduB73QYhm"},
+	} {
+		if code, _, errs := runCLI(t, args...); code != 2 || errs == "" {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+}

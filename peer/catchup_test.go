@@ -1,0 +1,170 @@
+package peer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+)
+
+func TestBucketEncodingRoundTrip(t *testing.T) {
+	cmds := []bucket.Command{{Slot: 0, Seq: 7, Frame: 300, Payload: []byte("move")}, {Slot: 63, Seq: 1 << 31, Frame: 300}}
+	enc := appendBucket(nil, 300, cmds)
+	b, err := parseBucket(enc)
+	if err != nil || b.Frame != 300 || len(b.Commands) != 2 || !bytes.Equal(b.Commands[0].Payload, []byte("move")) ||
+		b.Commands[1].Slot != 63 || b.Commands[1].Seq != 1<<31 || b.Commands[1].Frame != 300 {
+		t.Fatalf("round trip: %+v, %v", b, err)
+	}
+	for i := range len(enc) {
+		if _, err := parseBucket(enc[:i]); err == nil {
+			t.Errorf("a bucket cut to %d of %d bytes parses", i, len(enc))
+		}
+	}
+	if _, err := parseBucket(append(enc, 0)); err == nil {
+		t.Error("a bucket with a trailing byte parses")
+	}
+}
+
+// catchupRig is two members serving catch-ups from archives the test
+// fills, a joiner of the same session and a stranger.
+type catchupRig struct {
+	servers  []*Host
+	joiner   *Host
+	stranger *Host
+	archives []*archive
+	sess     *Agreement
+}
+
+func newCatchupRig(t *testing.T) *catchupRig {
+	t.Helper()
+	hosts := newHosts(t, 4)
+	r := &catchupRig{servers: hosts[:2], joiner: hosts[2], stranger: hosts[3]}
+	ids := []peer.ID{hosts[0].ID(), hosts[1].ID(), hosts[2].ID()}
+	slices.Sort(ids)
+	r.sess = &Agreement{ID: "catchup-test", Params: testParams(3).withDefaults(), Members: ids,
+		Endpoints: make([]netip.AddrPort, 3), Start: time.Now()}
+	for _, h := range r.servers {
+		sess := *r.sess
+		sess.Self, _ = sess.Slot(h.ID())
+		a := newArchive(50)
+		r.archives = append(r.archives, a)
+		h.catchup.Store(&catchupServer{sess: &sess, arch: a, live: func() uint64 { return 7 },
+			log: slog.New(slog.DiscardHandler), ctx: context.Background()})
+	}
+	return r
+}
+
+func (r *catchupRig) fetcher(t *testing.T, from *Host) *fetcher {
+	t.Helper()
+	for _, h := range r.servers {
+		if err := from.h.Connect(context.Background(), h.AddrInfo()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &fetcher{h: from, session: r.sess.ID, log: slog.New(slog.DiscardHandler)}
+}
+
+// frameCmds are the test's commands of frame f.
+func frameCmds(f bucket.Frame) []bucket.Command {
+	return []bucket.Command{{Slot: bucket.Slot(f % 3), Seq: uint32(f), Frame: f, Payload: []byte{byte(f), byte(f >> 8), 1, 2, 3}}}
+}
+
+// TestCatchupResumes: the first server holds frames 0 to 59 and no
+// checkpoint of frame 99; the second holds everything. The joiner's
+// checkpoint range for the first is refused and taken from the second,
+// and its bucket window from the first breaks after frame 59 and resumes
+// from frame 60 on the second; what it gets equals what was kept.
+func TestCatchupResumes(t *testing.T) {
+	r := newCatchupRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sim := &snapTally{}
+	var want []byte
+	for f := range bucket.Frame(100) {
+		cmds := frameCmds(f)
+		sim.Step(f, cmds)
+		if f < 60 {
+			r.archives[0].keep(f, cmds, sim.Hash(), sim)
+		}
+		r.archives[1].keep(f, cmds, sim.Hash(), sim)
+		if f == 99 {
+			want = sim.AppendSnapshot(nil)
+		}
+	}
+	r.archives[0].close()
+	f := r.fetcher(t, r.joiner)
+	ids := []peer.ID{r.servers[0].ID(), r.servers[1].ID()}
+	in, err := f.info(ctx, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.ID != r.sess.ID || in.Stepped != 99 || len(in.Checkpoints) != 2 || in.Checkpoints[1].Frame != 99 {
+		t.Fatalf("info %+v", in)
+	}
+	got, err := f.checkpoint(ctx, in.Checkpoints[1], ids)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("checkpoint: %d bytes, equal %v, err %v", len(got), bytes.Equal(got, want), err)
+	}
+	var stepped []bucket.Frame
+	err = f.buckets(ctx, 0, 99, ids, func(b lockstep.Bucket) error {
+		if !slices.EqualFunc(b.Commands, frameCmds(b.Frame), func(a, b bucket.Command) bool {
+			return a.Slot == b.Slot && a.Seq == b.Seq && a.Frame == b.Frame && bytes.Equal(a.Payload, b.Payload)
+		}) {
+			t.Errorf("frame %d: %+v", b.Frame, b.Commands)
+		}
+		stepped = append(stepped, b.Frame)
+		return nil
+	})
+	if err != nil || len(stepped) != 100 || stepped[0] != 0 || stepped[99] != 99 {
+		t.Fatalf("buckets: %d frames, err %v", len(stepped), err)
+	}
+	// The first server sent the frames it held (and nothing of the
+	// checkpoint it does not hold): the window resumed on the second.
+	var held int64
+	for f := range bucket.Frame(60) {
+		enc := appendBucket(nil, f, frameCmds(f))
+		held += int64(len(enc)) + 2 // type and a one-byte length
+	}
+	if sent := r.servers[0].catchup.Load().sent.Load(); sent != held {
+		t.Errorf("the first server sent %d bytes, want the %d of frames 0 to 59", sent, held)
+	}
+}
+
+// TestCatchupRefusesStrangers: a peer that is no member of the session
+// gets a refusal, not the session.
+func TestCatchupRefusesStrangers(t *testing.T) {
+	r := newCatchupRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := r.fetcher(t, r.stranger)
+	_, err := f.info(ctx, r.servers[0].ID())
+	if !errors.Is(err, errRefused) || !strings.Contains(err.Error(), "not a member") {
+		t.Fatalf("a stranger's info: %v", err)
+	}
+}
+
+func TestWatcherPlaces(t *testing.T) {
+	var w watcherSet
+	now := time.Unix(1000, 0)
+	a, b, c := peer.ID("a"), peer.ID("b"), peer.ID("c")
+	if !w.admit(a, now, 2) || !w.admit(b, now, 2) || !w.admit(a, now.Add(time.Second), 2) {
+		t.Fatal("two spectators refused with two places")
+	}
+	if w.admit(c, now.Add(2*time.Second), 2) {
+		t.Fatal("a third spectator admitted with two places")
+	}
+	// b made no request for longer than watcherIdle: its place is free.
+	if !w.admit(c, now.Add(watcherIdle+500*time.Millisecond), 2) {
+		t.Fatal("an idle spectator's place was not given to another")
+	}
+}

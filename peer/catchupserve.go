@@ -1,0 +1,339 @@
+package peer
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/phalanx-net/phalanx/bucket"
+)
+
+// The catch-up protocol's messages: a type byte, the payload's length as a
+// uvarint (at most maxCatchupMessage) and the payload. The joiner opens a
+// stream per request and sends one request message; the member answers
+// with info, or with chunks or buckets and an end, or with an error, and
+// closes the stream.
+const (
+	msgRequest  = 1 // JSON catchupRequest
+	msgInfo     = 2 // JSON catchupInfo
+	msgChunk    = 3 // bytes of a checkpoint, from the offset asked for on
+	msgBucket   = 4 // one bucket, appendBucket's encoding
+	msgEnd      = 5 // empty: all asked for was sent
+	msgRefusal  = 6 // text: why the request is refused
+	msgWait     = 7 // empty: the member waits to step a frame asked for
+	catchupIdle = 30 * time.Second
+	// catchupKeepalive is how often a member that waits to step a frame
+	// asked for says so; catchupWait bounds that wait.
+	catchupKeepalive = 2 * time.Second
+	catchupWait      = 2 * time.Minute
+)
+
+// catchupRequest is a joiner's request.
+type catchupRequest struct {
+	Session string `json:"session"`
+	Kind    string `json:"kind"` // "info", "checkpoint" or "buckets"
+	// info: the joiner's new datagram address, for the members that dial it
+	Endpoint string `json:"endpoint,omitempty"`
+	// checkpoint: its frame, the byte offset to send from and the one to
+	// stop before (To; 0: the end)
+	Frame  int64 `json:"frame,omitempty"`
+	Offset int64 `json:"offset,omitempty"`
+	// buckets: the frames From to To, inclusive
+	From int64 `json:"from,omitempty"`
+	To   int64 `json:"to,omitempty"`
+}
+
+// catchupServer is a playing member's side of the protocol.
+type catchupServer struct {
+	sess   *Agreement
+	arch   *archive
+	rate   int           // bytes per second per stream
+	live   func() uint64 // slots this member counts live
+	redial func(bucket.Slot, netip.AddrPort)
+	log    *slog.Logger
+	busy   atomic.Int32
+	sent   atomic.Int64 // bytes sent on catch-up streams
+	// spectators bounds the peers that are no members it serves (0: none),
+	// watchers are those it serves.
+	spectators int
+	watchers   watcherSet
+	ctx        context.Context // ends when the member stops serving
+}
+
+// handleCatchup serves one catch-up stream, on libp2p's goroutine for it:
+// nothing here waits for the member's session, which only appends to the
+// archive.
+func (h *Host) handleCatchup(s network.Stream) {
+	srv := h.catchup.Load()
+	from := s.Conn().RemotePeer()
+	if srv == nil {
+		_ = s.Reset()
+		return
+	}
+	defer s.Close()
+	slot, member := srv.sess.Slot(from)
+	switch {
+	case member && slot == srv.sess.Self:
+		writeRefusal(s, "not a member of this session")
+		return
+	case !member && srv.spectators == 0:
+		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
+		writeRefusal(s, "not a member of this session")
+		return
+	case !member && !srv.watchers.admit(from, time.Now(), srv.spectators):
+		writeRefusal(s, "busy: no room for another spectator")
+		return
+	}
+	if srv.busy.Add(1) > maxCatchupStreams {
+		srv.busy.Add(-1)
+		writeRefusal(s, "busy")
+		return
+	}
+	defer srv.busy.Add(-1)
+	_ = s.SetDeadline(time.Now().Add(catchupIdle))
+	r := bufio.NewReader(s)
+	typ, body, err := readMsg(r, nil)
+	var req catchupRequest
+	if err == nil && (typ != msgRequest || json.Unmarshal(body, &req) != nil) {
+		err = errors.New("malformed request")
+	}
+	if err != nil {
+		writeRefusal(s, err.Error())
+		return
+	}
+	if req.Session != srv.sess.ID {
+		writeRefusal(s, "another session")
+		return
+	}
+	ctx, cancel := context.WithCancel(srv.ctx)
+	defer cancel()
+	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, total: &srv.sent}
+	switch req.Kind {
+	case "info":
+		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil && member {
+			srv.redial(slot, ap)
+		}
+		b, _ := json.Marshal(srv.info())
+		err = writeMsg(w, msgInfo, b)
+	case "checkpoint":
+		err = srv.serveCheckpoint(w, req)
+	case "buckets":
+		err = srv.serveBuckets(ctx, w, req)
+	default:
+		err = fmt.Errorf("unknown request %q", req.Kind)
+	}
+	if err != nil {
+		srv.log.Debug("peer: catch-up stream ended", "member", slot, "kind", req.Kind, "err", err)
+		writeRefusal(s, err.Error())
+	}
+}
+
+// serveCheckpoint sends a checkpoint's bytes from req.Offset on, in chunks.
+func (srv *catchupServer) serveCheckpoint(w *pacedWriter, req catchupRequest) error {
+	cp, ok := srv.arch.checkpointAt(bucket.Frame(req.Frame))
+	if !ok {
+		return fmt.Errorf("%w: no checkpoint of frame %d", errGone, req.Frame)
+	}
+	end := int64(len(cp.data))
+	if req.To > 0 {
+		end = min(end, req.To)
+	}
+	if req.Offset < 0 || req.Offset > end {
+		return fmt.Errorf("offset %d outside the checkpoint's %d bytes", req.Offset, end)
+	}
+	for off := int(req.Offset); off < int(end); off += catchupChunk {
+		if err := writeMsg(w, msgChunk, cp.data[off:min(off+catchupChunk, int(end))]); err != nil {
+			return err
+		}
+	}
+	return writeMsg(w, msgEnd, nil)
+}
+
+// serveBuckets sends the buckets of frames req.From to req.To, each as soon
+// as this member has stepped it.
+func (srv *catchupServer) serveBuckets(ctx context.Context, w *pacedWriter, req catchupRequest) error {
+	if req.From < 0 || req.To < req.From || req.To-req.From >= catchupWindow {
+		return fmt.Errorf("frames %d to %d: want at most %d from 0 on", req.From, req.To, catchupWindow)
+	}
+	var buf []byte
+	for f := req.From; f <= req.To; f++ {
+		// A frame not stepped yet is waited for (a joiner asks for frames
+		// up to the admission frame, a spectator for the live ones), with
+		// a wait message every catchupKeepalive: the asker tells a member
+		// that waits from one that is gone.
+		for waited := time.Duration(0); ; waited += catchupKeepalive {
+			wctx, cancel := context.WithTimeout(ctx, catchupKeepalive)
+			var err error
+			buf, err = srv.arch.bucketAt(wctx, buf[:0], bucket.Frame(f))
+			cancel()
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				return err
+			}
+			if waited >= catchupWait {
+				return fmt.Errorf("frame %d not stepped in %v", f, catchupWait)
+			}
+			_ = w.stream.SetDeadline(time.Now().Add(catchupIdle))
+			if err := writeMsg(w, msgWait, nil); err != nil {
+				return err
+			}
+		}
+		_ = w.stream.SetDeadline(time.Now().Add(catchupIdle))
+		if err := writeMsg(w, msgBucket, buf); err != nil {
+			return err
+		}
+	}
+	return writeMsg(w, msgEnd, nil)
+}
+
+// pacedWriter writes no faster than rate bytes per second on average: a
+// catch-up never takes more of the member's uplink than that.
+type pacedWriter struct {
+	w      io.Writer
+	stream network.Stream
+	rate   int
+	start  time.Time
+	sent   int64
+	total  *atomic.Int64 // the server's count, updated as it goes
+}
+
+func (p *pacedWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.sent += int64(n)
+	p.total.Add(int64(n))
+	if p.rate > 0 {
+		due := p.start.Add(time.Duration(p.sent * int64(time.Second) / int64(p.rate)))
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	return n, err
+}
+
+// writeMsg writes one message.
+func writeMsg(w io.Writer, typ byte, body []byte) error {
+	hdr := binary.AppendUvarint([]byte{typ}, uint64(len(body)))
+	if _, err := w.Write(append(hdr, body...)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func writeRefusal(s network.Stream, why string) {
+	_ = s.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = writeMsg(s, msgRefusal, []byte(why))
+}
+
+// errRefused wraps a member's refusal of a request.
+var errRefused = errors.New("refused")
+
+// readMsg reads one message into buf's storage.
+func readMsg(r *bufio.Reader, buf []byte) (byte, []byte, error) {
+	typ, err := r.ReadByte()
+	if err != nil {
+		return 0, nil, err
+	}
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if n > maxCatchupMessage {
+		return 0, nil, fmt.Errorf("a message of %d bytes, past the bound of %d", n, maxCatchupMessage)
+	}
+	if uint64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return 0, nil, err
+	}
+	if typ == msgRefusal {
+		return typ, buf, fmt.Errorf("%w: %s", errRefused, buf)
+	}
+	return typ, buf, nil
+}
+
+// checkpointEvery is the member's checkpoint interval (negative: none).
+func (m *Member) checkpointEvery() int {
+	if m.cfg.CheckpointEvery == 0 {
+		return DefaultCheckpointEvery
+	}
+	return m.cfg.CheckpointEvery
+}
+
+// serveCatchup makes the member serve members that come back and
+// spectators, from archive a (nil: a new one from frame 0), until the
+// returned function is called.
+func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transport, a *archive) (stop func()) {
+	rate := m.cfg.CatchupRate
+	if rate <= 0 {
+		rate = DefaultCatchupRate
+	}
+	if a == nil {
+		a = newArchive(m.checkpointEvery())
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	all := uint64(1)<<len(sess.Members) - 1
+	if len(sess.Members) == 64 {
+		all = ^uint64(0)
+	}
+	srv := &catchupServer{
+		sess: sess, arch: a, rate: rate, log: m.log, ctx: ctx, spectators: max(m.cfg.Spectators, 0),
+		live:   func() uint64 { return all &^ m.gone.Load() },
+		redial: tr.redial,
+	}
+	m.mu.Lock()
+	m.arch = a
+	m.mu.Unlock()
+	m.cfg.Host.catchup.Store(srv)
+	return func() {
+		m.cfg.Host.catchup.CompareAndSwap(srv, nil)
+		cancel()
+		a.close()
+	}
+}
+
+// watcherIdle is how long a spectator keeps its place at a member after
+// its last request.
+const watcherIdle = 30 * time.Second
+
+// watcherSet is the spectators a member serves: each holds a place until
+// it has made no request for watcherIdle. It is safe for concurrent use.
+type watcherSet struct {
+	mu   sync.Mutex
+	last map[peer.ID]time.Time
+}
+
+// admit reports whether spectator p may be served at now, with at most
+// max served at once, and notes its request.
+func (w *watcherSet) admit(p peer.ID, now time.Time, max int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last = make(map[peer.ID]time.Time)
+	}
+	for id, t := range w.last {
+		if now.Sub(t) > watcherIdle {
+			delete(w.last, id)
+		}
+	}
+	if _, ok := w.last[p]; !ok && len(w.last) >= max {
+		return false
+	}
+	w.last[p] = now
+	return true
+}

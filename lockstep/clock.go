@@ -152,10 +152,36 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 		n := min(skipped, maxSkippedSamples)
 		for i := 1; i <= n; i++ {
 			sent := prev + (clock-prev)*time.Duration(i)/time.Duration(n+1)
-			r.addLateness(pos-sent, skipped > 1)
+			c.addLateness(now, r, pos-sent, skipped > 1)
 		}
 	}
-	r.addLateness(pos-clock, true)
+	c.addLateness(now, r, pos-clock, true)
+}
+
+// addLateness records one sample of how late r's datagrams' news reached
+// us: in r's window (its PeerStats) and in the tail of every member's
+// lateness our reports come from (Core.late). A sample that is not a
+// candidate counts in the tail's size but does not set it.
+//
+// When the lateness shifts (the moving average of the newest samples
+// exceeds twice the window's mean by lateShift, or falls under half of it
+// by as much), the network changed and the window's older blocks describe
+// a network that is gone: they are forgotten, so that the report follows
+// the new samples alone at once rather than as they outnumber the old ones
+// over the window. (Bursts of loss on a steady network move the average of
+// 32 samples far less.)
+func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate bool) {
+	r.lags.Add(d)
+	if c.lateFast == 0 {
+		c.lateFast = d
+	}
+	c.lateFast += (d - c.lateFast) / lateFastSamples
+	if c.late.Len(now) >= 4*minLateSamples {
+		if m := c.late.Mean(now); c.lateFast > 2*m+lateShift || c.lateFast < m/2-lateShift {
+			c.late.Forget()
+		}
+	}
+	c.late.Add(now, d, candidate)
 }
 
 // maxSkippedSamples bounds the samples one arrival adds for the datagrams
@@ -220,25 +246,29 @@ func (c *Core) updatePolicy(now time.Duration) {
 		return
 	}
 	c.lastPolicy = now
-	for _, r := range c.peers {
-		if r == nil {
-			continue
-		}
-		// Our report of its lateness, sent back to it; sorting the window
-		// is the costliest thing the core does, so only every tenth frame.
-		if r.lags.Len() > 0 && (r.lagHigh == 0 || c.frame%10 == 0) {
-			r.lagHigh = r.lags.Percentile(99)
-			r.lagPeak = max(r.lagHigh, r.lagPeak-(r.lagPeak-r.lagHigh)*10*c.cfg.Frame/peakMemory)
-		}
+	c.lateReport = 0
+	if c.late.Len(now) >= minLateSamples {
+		c.lateReport = c.late.Quantile(now, lateShare/float64(max(1, c.cfg.Members-1)))
 	}
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
 	}
+	// When the seal changes wait a frame or more for their send, that is
+	// the byte budget's queue, and the wait is held like the lateness: a
+	// higher one at once, a lower one only over waitMemory, so the lead
+	// does not follow every swing of the queue (which would cost both its
+	// highs and its lows, as a wandering lateness does). A shorter wait is
+	// timer slack, followed as measured.
 	if c.frame%10 == 0 {
-		c.stats.SendWait = c.waits.Percentile(99)
+		w := c.waits.Percentile(99)
+		c.stats.SendWait = w
+		if c.cfg.Budget > 0 && c.waitHold >= c.cfg.Frame {
+			w = max(w, c.waitHold-(c.waitHold-w)*10*c.cfg.Frame/waitMemory)
+		}
+		c.waitHold = w
 	}
-	var lag time.Duration
-	partial := false
+	lag := c.lateReport
+	partial := lag == 0
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) {
 			continue
@@ -257,7 +287,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 	// The lead covers the lateness, a seal change's wait for its send, and
 	// the second copy of a seal whose first datagram was lost. Until every
 	// path is measured it can only grow.
-	wait := c.stats.SendWait + max(c.cfg.SealRepeat, 0)
+	wait := c.waitHold + max(c.cfg.SealRepeat, 0)
 	if partial {
 		c.lead.Raise(lag, wait)
 	} else {

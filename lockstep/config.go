@@ -26,6 +26,11 @@ var (
 	ErrJoining = errors.New("lockstep: not admitted yet")
 )
 
+// DefaultStartLead is the adaptive lead before the first reports of
+// lateness (Config.StartLead): long enough for most networks, so the first
+// seconds do not stall while the reports come in; they replace it at once.
+const DefaultStartLead = 500 * time.Millisecond
+
 // Defaults for the zero fields of Config.
 const (
 	DefaultFrame          = 50 * time.Millisecond
@@ -66,6 +71,10 @@ type Config struct {
 	// selects it), Fixed or Turns.
 	Policy Policy
 	Margin time.Duration // added to the measured lateness when sizing the lead: timer slack, processing (default 1 ms)
+	// StartLead is the adaptive lead before the first reports of lateness
+	// come in (default DefaultStartLead; never below the initial delay's
+	// lead, InitialDelay-1 frames; negative: that lead).
+	StartLead time.Duration
 
 	MaxCommandSize int // largest command payload accepted by Submit and on receipt (default 1 KiB)
 	// MaxFrameCommands and MaxFrameBytes bound one member's commands on
@@ -170,6 +179,7 @@ func (c *Config) applyDefaults() error {
 	defDur(&c.SealRepeat, c.Frame/10)
 	defDur(&c.MaxInterval, DefaultMaxInterval)
 	defDur(&c.Margin, DefaultMargin)
+	defDur(&c.StartLead, DefaultStartLead)
 	def(&c.Overhead, wire.Overhead)
 	def(&c.HashInterval, DefaultHashInterval)
 	def(&c.HashHistory, DefaultHashHistory)

@@ -95,6 +95,10 @@ type Core struct {
 	refilled   time.Duration // when tokens were last refilled
 	waits      *delay.Samples
 	lastPolicy time.Duration
+	late       *delay.Tail   // how late every other member's datagrams' news reached us (addLateness), over lateBlocks × lateBlock
+	lateFast   time.Duration // moving average of the newest samples of late (addLateness)
+	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
+	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 
 	stats Stats
 
@@ -182,6 +186,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		stalled:  -1,
 		sealAt:   now,
 		waits:    delay.NewSamples(256),
+		late:     delay.NewTail(lateBlock, lateBlocks, lateKeep),
 	}
 	// A delay of d frames is a lead of d-1 frames: the seal of a frame
 	// goes out d-1 frames before its time.
@@ -189,8 +194,9 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		Min:         time.Duration(cfg.MinDelay-1) * cfg.Frame,
 		Max:         time.Duration(cfg.MaxDelay-1) * cfg.Frame,
 		Margin:      cfg.Margin,
-		ShrinkAfter: 40, // two seconds at 20 Hz asking for less before shrinking
-	}, time.Duration(cfg.InitialDelay-1)*cfg.Frame)
+		ShrinkAfter: 40,            // two seconds at 20 Hz asking for less before shrinking
+		Step:        cfg.Frame / 2, // over a frame, the lead is a whole number of half frames
+	}, max(time.Duration(cfg.InitialDelay-1)*cfg.Frame, cfg.StartLead))
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {
 			c.peers[i] = newRemote(bucket.Slot(i), initialSeal)

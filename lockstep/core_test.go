@@ -142,6 +142,7 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 		SealRepeat:       lockstep.DefaultFrame / 10,
 		MaxInterval:      lockstep.DefaultMaxInterval,
 		Margin:           lockstep.DefaultMargin,
+		StartLead:        lockstep.DefaultStartLead,
 		Overhead:         wire.Overhead,
 		DropTimeout:      lockstep.DefaultDropTimeout,
 		HashInterval:     lockstep.DefaultHashInterval,
@@ -155,8 +156,10 @@ func TestNewCoreAppliesDefaults(t *testing.T) {
 	if c.Self() != 1 || c.Executed() != -1 {
 		t.Errorf("Self() = %d, Executed() = %d; want 1, -1", c.Self(), c.Executed())
 	}
-	if d := c.Stats().Delay; d != lockstep.DefaultInitialDelay {
-		t.Errorf("Stats().Delay = %d before any measurement, want %d", d, lockstep.DefaultInitialDelay)
+	// Before any measurement the lead is the start lead: 10 frames, a
+	// delay of 11.
+	if d, want := c.Stats().Delay, int(lockstep.DefaultStartLead/lockstep.DefaultFrame)+1; d != want {
+		t.Errorf("Stats().Delay = %d before any measurement, want %d", d, want)
 	}
 
 	// Set fields are kept; the min interval and the seal repeat follow the
@@ -235,10 +238,14 @@ func TestSubmitStampsFrame(t *testing.T) {
 		{"20ms frames", func(c *lockstep.Config) { c.Frame = 20 * time.Millisecond }, 0, 100 * time.Millisecond, 8},
 		{"late epoch", func(c *lockstep.Config) { c.Start = 5 * time.Second }, 5 * time.Second, 5*time.Second + 60*time.Millisecond, 5},
 		{"time going back is ignored", nil, 3 * frameLen, frameLen, 6},
+		{"the default start lead", func(c *lockstep.Config) { c.StartLead = 0 }, 0, 0, 10},
+		{"a start lead", func(c *lockstep.Config) { c.StartLead = 4 * frameLen }, 0, frameLen, 5},
+		{"a start lead below the initial delay's", func(c *lockstep.Config) { c.StartLead = frameLen }, 0, 0, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := memberConfig(2, 0)
+			cfg.StartLead = -1 // the initial delay's lead, unless a case sets one
 			if tt.modify != nil {
 				tt.modify(&cfg)
 			}

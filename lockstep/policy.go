@@ -18,11 +18,17 @@ type Policy interface {
 }
 
 // Adaptive sizes the lead, how long before a frame's time the member's seal
-// passes it, from what happened: the lateness the other members report of
-// this member's datagrams and, per member, which lead would have made each
-// recent frame on time (see docs/benchmarks.md). The lead stays within
-// Config.MinDelay and Config.MaxDelay; it rises at once when a frame would
-// have been late and falls only slowly.
+// passes it, from what happened: every member measures how late the news in
+// every other member's datagrams reached it, and reports to all the lead
+// that would have brought all but 3%/(members-1) of the last 40 seconds'
+// news on time; each member's lead covers the largest report, its own
+// included, so the members' leads agree. Over a frame the lead is a whole
+// number of half frames. It rises at once when a report asks for more and
+// falls only after two seconds of reports asking for a quarter frame less
+// than the step below; when the lateness shifts, the older measurements are
+// forgotten (see docs/architecture.md, "Sizing the lead from measurement").
+// Before the first reports the lead is Config.StartLead. The lead stays
+// within Config.MinDelay and Config.MaxDelay.
 type Adaptive struct{}
 
 // Fixed stamps every command Frames frames after the member's current frame

@@ -50,7 +50,7 @@ type remote struct {
 	clockN      int
 	bestOff     time.Duration // the largest of clockOff (addClock)
 	newestClock time.Duration // the frame clock in its newest datagram
-	reportedLag time.Duration // its report of how late our datagrams' news reaches it (see sampleLateness): what our lead must cover
+	reportedLag time.Duration // its report of how late the members' datagrams' news reaches it (see sampleLateness): what our lead must cover
 
 	// When we stopped listening to it, and whether it sent us something
 	// since that our membership view should answer (send.go).
@@ -129,9 +129,7 @@ type remote struct {
 	minRTTNow    time.Duration  // the smallest of rtts, or of rtts and the last 15 samples that left it (echo)
 	offsets      *delay.Samples // receive time minus its send time: one-way delay plus clock offset
 	lastOffset   time.Duration  // the newest of them, settled or not: what unwraps the next Sent (unwrapSent)
-	lags         *delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness)
-	lagHigh      time.Duration  // high percentile of lags
-	lagPeak      time.Duration  // the worst of lags, forgotten slowly (peakMemory)
+	lags         *delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness), for PeerStats
 }
 
 func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
@@ -258,37 +256,41 @@ func (r *remote) addClock(off time.Duration) {
 // smallest key has the slowest frame clock.
 func (r *remote) clockKey() time.Duration { return r.bestOff + r.minRTT()/2 }
 
-// peakMemory is how slowly the worst lateness seen is forgotten: its
-// excess over the high percentile shrinks by a factor e over this time. The
-// window of samples holds a few seconds, too little to see a burst of
-// losses that comes once in tens of seconds; the peak keeps the lead
-// covering such a burst for a while after it.
-const peakMemory = 20 * time.Second
-
 // minLateSamples is how many samples of lateness it takes before we report
-// any: the first report replaces the initial lead at once.
-const minLateSamples = 32
+// any: the first full set of reports replaces the starting lead at once, so
+// it should see more than the few datagrams of the first second.
+const minLateSamples = 200
 
-// addLateness records one sample of how late its datagrams' news reached
-// us. The percentile is recomputed every tenth frame (sorting is costly),
-// but a sample above the peak raises it at once, if it may raise the peak:
-// a worse path must not wait ten frames to be heard.
-func (r *remote) addLateness(d time.Duration, peak bool) {
-	r.lags.Add(d)
-	if peak && d > r.lagPeak {
-		r.lagPeak = d
-	}
-}
+// The tail of lateness our reports come from (Core.late): lateBlocks blocks
+// of lateBlock each (40 s in all), keeping the lateKeep worst samples of
+// each. The report is the lateness all but a share lateShare/(members−1)
+// of the window's samples stayed within: a member waits for every other
+// member's seals, so its frames stall about as often as the others'
+// datagrams are late, summed. lateFastSamples is how many of the newest
+// samples the moving average that sees the lateness shift (addLateness)
+// follows, and lateShift how far it must exceed twice the window's mean.
+const (
+	lateBlock       = 5 * time.Second
+	lateBlocks      = 8
+	lateKeep        = 64
+	lateShare       = 0.03
+	lateFastSamples = 32
+	lateShift       = 10 * time.Millisecond
+)
 
-// lagReport is the Lag field of our datagrams to it: the worse of the high
-// percentile of lateness and the slowly forgotten peak, rounded up to a
-// whole tick so that a lead of that size covers it; at least one tick once
+// waitMemory is how slowly a lower wait of seal changes for their send
+// lowers the lead: the excess of the wait the lead covers over the measured
+// one shrinks by a factor e over it.
+const waitMemory = 40 * time.Second
+
+// lagReport is the Lag field of our datagrams: lag rounded up to a whole
+// tick so that a lead of that size covers it; at least one tick once
 // reported, since 0 says nothing is measured yet.
-func (r *remote) lagReport() wire.Ticks {
-	if r.lags.Len() < minLateSamples {
+func lagReport(lag time.Duration) wire.Ticks {
+	if lag <= 0 {
 		return 0
 	}
-	return max(durationTicks(max(r.lagHigh, r.lagPeak)+100*time.Microsecond-1), 1)
+	return max(durationTicks(lag+100*time.Microsecond-1), 1)
 }
 
 // sentTicks is a datagram's Sent field for our clock reading d: its low 16

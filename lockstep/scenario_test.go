@@ -183,6 +183,8 @@ func (e *scenario) init(d *datadriven.TestData) {
 	}
 	cfg.DropTimeout = e.duration(d, "drop-timeout", 0)
 	cfg.SealRepeat = e.duration(d, "seal-repeat", 0)
+	// The scripts start from the initial delay's lead, as written.
+	cfg.StartLead = -1
 	latency := e.duration(d, "latency", 10*time.Millisecond)
 	*e = scenario{t: e.t, cut: make([]bool, members), muted: make([]bool, members)}
 	e.n = newTestNet(e.t, members, 1, func(c *lockstep.Config) {

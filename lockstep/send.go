@@ -201,7 +201,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			Next:     uint16(own.Next()),
 			Ack:      uint16(theirs.Next()),
 			AckSeal:  theirs.Seal(),
-			Lag:      r.lagReport(),
+			Lag:      lagReport(c.lateReport),
 			HasEcho:  r.heard,
 			Echo:     wire.Echo{Number: r.newest, Hold: durationTicks(now - r.newestAt)},
 			Commands: c.wireCmds[:0],

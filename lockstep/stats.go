@@ -15,7 +15,7 @@ type Stats struct {
 	Delay    int           // frames ahead a command submitted at the start of a frame is stamped now
 	Lead     time.Duration // the adaptive policy's lead: how long before a frame's time our seal passes it (0 with a fixed delay or turns)
 
-	Lag      time.Duration // the largest report of how late our datagrams' news reaches a member: what sizes the lead
+	Lag      time.Duration // the largest report (ours included) of how late the members' datagrams' news reaches a member: what sizes the lead
 	SendWait time.Duration // high percentile of how long a seal change waited for a send
 	Slewed   time.Duration // how much the frame clock has been slowed in total
 
@@ -53,7 +53,7 @@ type PeerStats struct {
 	RTTVar time.Duration // round-trip time variation
 	MinRTT time.Duration // smallest recent round-trip time
 	OneWay time.Duration // estimated high percentile of the one-way delay from it: min RTT/2 plus the delay variation
-	Lag    time.Duration // its report of how late our datagrams' news reaches it, by its frame clock
+	Lag    time.Duration // its report of how late the members' datagrams' news reaches it, by its frame clock
 	// Lateness50 and Lateness99 are the median and 99th percentile of how
 	// late its datagrams' news reached us, by our frame clock (the samples
 	// our Lag reports to it are made of), over the last 256 datagrams.

@@ -91,10 +91,17 @@ func (s *Samples) Min() time.Duration {
 // then to the largest of those requests: hysteresis, so it does not flap,
 // yet a lead that started high (before anything was measured) comes down in
 // one step.
+//
+// With Step set, a lead longer than two Steps is a whole number of Steps
+// (the target rounded up), and a lower one is asked for only when the target
+// is below it by half a Step more: the lead then moves in whole steps and
+// seldom. Every move costs twice: the latency tail follows the highest lead
+// of a session, the stalls its lowest. A shorter lead is any duration.
 type LeadPolicy struct {
 	Min, Max    time.Duration // bounds on the lead; 0 <= Min <= Max
 	Margin      time.Duration // added to the measurement (processing, timer slack)
 	ShrinkAfter int           // consecutive lower targets before shrinking to the largest of them
+	Step        time.Duration // leads above two of it are whole multiples of it (0: any lead)
 }
 
 // Lead is the state of a LeadPolicy: the current lead and how long a lower
@@ -118,7 +125,27 @@ func (l *Lead) Duration() time.Duration { return l.current }
 // Target returns the lead the policy asks for given the measured lateness
 // (high percentile) and the longest wait of a seal change for its send.
 func (p LeadPolicy) Target(late, wait time.Duration) time.Duration {
-	return max(p.Min, min(late+wait+p.Margin, p.Max))
+	return p.level(late + wait + p.Margin)
+}
+
+// level clamps a lead to the bounds and, past two Steps, rounds it up to a
+// whole Step.
+func (p LeadPolicy) level(d time.Duration) time.Duration {
+	if p.Step > 0 && d > 2*p.Step {
+		d = (d + p.Step - 1) / p.Step * p.Step
+	}
+	return max(p.Min, min(d, p.Max))
+}
+
+// lower returns the lead a target asks for when it is below the current
+// lead: with Step, the level of the target plus half a step, so that a
+// measurement wandering around a level's edge does not move the lead.
+func (p LeadPolicy) lower(late, wait time.Duration) time.Duration {
+	d := late + wait + p.Margin
+	if p.Step > 0 && d > 2*p.Step {
+		d += p.Step / 2
+	}
+	return p.level(d)
 }
 
 // Update feeds one measurement and returns the lead to use from now on.
@@ -136,6 +163,10 @@ func (l *Lead) Update(late, wait time.Duration) time.Duration {
 	case target > l.current:
 		l.current, l.below = target, 0
 	case target < l.current:
+		if target = min(l.current, l.Policy.lower(late, wait)); target == l.current {
+			l.below = 0
+			break
+		}
 		if l.below == 0 || target > l.highest {
 			l.highest = target
 		}

@@ -309,6 +309,35 @@ func TestLeadRaise(t *testing.T) {
 	}
 }
 
+func TestLeadSteps(t *testing.T) {
+	// Steps of 50 ms: a lead up to two steps is any duration; above,
+	// whole steps, rounded up.
+	p := LeadPolicy{Max: ms(950), ShrinkAfter: 2, Step: ms(50)}
+	for _, tt := range []struct{ late, want time.Duration }{
+		{ms(30), ms(30)}, {ms(70), ms(70)}, {ms(100), ms(100)}, {ms(100) + 1, ms(150)}, {ms(149), ms(150)}, {ms(150), ms(150)}, {ms(940), ms(950)}, {ms(2000), ms(950)},
+	} {
+		if got := p.Target(tt.late, 0); got != tt.want {
+			t.Errorf("Target(%v) = %v, want %v", tt.late, got, tt.want)
+		}
+	}
+	l := NewLead(p, ms(500))
+	for i, tt := range []struct{ late, want time.Duration }{
+		{ms(260), ms(300)}, // the first update replaces the guess
+		{ms(310), ms(350)}, // up at once, a whole step
+		{ms(280), ms(350)}, // 280 + 25 is still within 300..350: no lower target
+		{ms(280), ms(350)},
+		{ms(280), ms(350)},
+		{ms(274), ms(350)}, // 274 + 25 is within 250..300: counts once
+		{ms(274), ms(300)}, // twice: down one step
+		{ms(30), ms(300)},
+		{ms(30), ms(30)}, // under a step, any lead
+	} {
+		if got := l.Update(tt.late, 0); got != tt.want {
+			t.Fatalf("update %d (%v): lead %v, want %v", i, tt.late, got, tt.want)
+		}
+	}
+}
+
 func TestLeadNoFlappingUnderNoise(t *testing.T) {
 	// Targets that wander between 40 and 60 ms: the lead stays within them,
 	// and each decrease needs ShrinkAfter updates since the last change, so

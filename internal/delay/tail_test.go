@@ -1,0 +1,135 @@
+package delay
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestTailQuantileMatchesSortedSamples(t *testing.T) {
+	// One block holding everything: the quantile is the sample of rank
+	// ceil(share·n) from the top of the sorted samples, while that rank is
+	// within what a block keeps.
+	tl := NewTail(time.Hour, 1, 16)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var all []time.Duration
+	for i := range 1000 {
+		d := time.Duration(rng.IntN(500_000)) * time.Microsecond
+		tl.Add(time.Duration(i)*time.Millisecond, d, true)
+		all = append(all, d)
+	}
+	slices.Sort(all)
+	now := time.Second
+	for _, tt := range []struct {
+		share float64
+		rank  int
+	}{{0, 1}, {0.0005, 1}, {0.001, 1}, {0.0011, 2}, {0.01, 10}, {0.016, 16}, {0.5, 16}} {
+		if got, want := tl.Quantile(now, tt.share), all[len(all)-tt.rank]; got != want {
+			t.Errorf("Quantile(%v) = %v, want rank %d from the top, %v", tt.share, got, tt.rank, want)
+		}
+	}
+	if n := tl.Len(now); n != 1000 {
+		t.Errorf("Len = %d, want 1000", n)
+	}
+}
+
+func TestTailWindowSlides(t *testing.T) {
+	s := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	tl := NewTail(s(5), 4, 4) // 20 s
+	tl.Add(s(0), ms(300), true)
+	tl.Add(s(1), ms(10), true)
+	tl.Add(s(6), ms(200), true)
+	tl.Add(s(12), ms(100), true)
+	if got := tl.Quantile(s(12), 0); got != ms(300) {
+		t.Fatalf("largest at 12 s = %v, want 300ms", got)
+	}
+	// At 20 s the first block (0-5 s) has left the window.
+	if got := tl.Quantile(s(20), 0); got != ms(200) {
+		t.Errorf("largest at 20 s = %v, want 200ms", got)
+	}
+	if n := tl.Len(s(20)); n != 2 {
+		t.Errorf("Len at 20 s = %d, want 2", n)
+	}
+	// Silent for longer than the window: empty.
+	if got, n := tl.Quantile(s(100), 0), tl.Len(s(100)); got != 0 || n != 0 {
+		t.Errorf("after a long silence: quantile %v, %d samples; want 0, 0", got, n)
+	}
+	tl.Add(s(100), ms(7), true)
+	if got := tl.Quantile(s(101), 0); got != ms(7) {
+		t.Errorf("after a long silence and one sample: %v, want 7ms", got)
+	}
+}
+
+func TestTailCandidatesAndMean(t *testing.T) {
+	tl := NewTail(time.Second, 2, 3)
+	tl.Add(0, ms(500), false) // counts, never the answer
+	tl.Add(0, ms(20), true)
+	tl.Add(0, ms(40), true)
+	tl.Add(0, ms(60), true)
+	tl.Add(0, ms(30), true) // below the three kept: dropped from the top
+	if got := tl.Quantile(0, 0); got != ms(60) {
+		t.Errorf("largest candidate %v, want 60ms", got)
+	}
+	if got := tl.Quantile(0, 0.99); got != ms(30) {
+		t.Errorf("rank beyond keep: %v, want the third largest candidate, 30ms", got)
+	}
+	if got, want := tl.Mean(0), (ms(500)+ms(150))/5; got != want {
+		t.Errorf("Mean = %v, want %v", got, want)
+	}
+	tl.Add(time.Second, ms(10), true)
+	tl.Forget()
+	if got, n := tl.Quantile(time.Second, 0), tl.Len(time.Second); got != ms(10) || n != 1 {
+		t.Errorf("after Forget: %v over %d samples, want 10ms over 1 (the current block kept)", got, n)
+	}
+	if got := NewTail(time.Second, 1, 1).Quantile(0, 0.5); got != 0 {
+		t.Errorf("empty window: %v, want 0", got)
+	}
+}
+
+func TestTailDeterministicAndAllocationFree(t *testing.T) {
+	run := func() []time.Duration {
+		tl := NewTail(5*time.Second, 8, 64)
+		rng := rand.New(rand.NewPCG(3, 4))
+		var out []time.Duration
+		for i := range 20_000 {
+			now := time.Duration(i) * 7 * time.Millisecond
+			tl.Add(now, time.Duration(rng.IntN(300))*time.Millisecond, i%7 != 0)
+			if i%100 == 0 {
+				out = append(out, tl.Quantile(now, 0.01))
+			}
+		}
+		return out
+	}
+	if a, b := run(), run(); !slices.Equal(a, b) {
+		t.Fatal("two runs of the same samples gave different quantiles")
+	}
+	tl := NewTail(time.Second, 8, 64)
+	var now time.Duration
+	if allocs := testing.AllocsPerRun(100, func() {
+		now += 37 * time.Millisecond
+		tl.Add(now, now%(300*time.Millisecond), true)
+		_ = tl.Quantile(now, 0.01)
+	}); allocs != 0 {
+		t.Errorf("%v allocations per Add and Quantile, want 0", allocs)
+	}
+}
+
+func TestNewTailPanics(t *testing.T) {
+	mustPanic(t, "NewTail", func() { NewTail(0, 1, 1) })
+	mustPanic(t, "NewTail", func() { NewTail(time.Second, 0, 1) })
+	mustPanic(t, "NewTail", func() { NewTail(time.Second, 1, 0) })
+}
+
+func BenchmarkTailQuantile(b *testing.B) {
+	tl := NewTail(5*time.Second, 8, 64)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 4000 {
+		tl.Add(time.Duration(i)*10*time.Millisecond, time.Duration(rng.IntN(300))*time.Millisecond, true)
+	}
+	now := 40 * time.Second
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = tl.Quantile(now, 0.01)
+	}
+}

@@ -213,10 +213,17 @@ func (m *Member) play(ctx context.Context) error {
 		runErr = ls.Run(runCtx)
 		close(runDone)
 	}()
-	err = m.drive(ctx, sess, runDone)
+	return m.playOut(ctx, sess, ls, stopRun, runDone, &runErr)
+}
+
+// playOut feeds the session (drive) until its last frame, Close or its
+// end, leaves at an announced frame (so that the others need not wait out
+// a timeout) waiting a little for their acknowledgements, and stops the
+// run: runDone is closed once ls.Run has returned *runErr. It returns the
+// member's error, if any.
+func (m *Member) playOut(ctx context.Context, sess *Agreement, ls *lockstep.Session, stopRun func(), runDone <-chan struct{}, runErr *error) error {
+	err := m.drive(ctx, sess, runDone)
 	if err == nil {
-		// Leave at an announced frame, so that the others need not wait
-		// out a timeout, and wait a little for their acknowledgements.
 		leaveCtx, cancel := context.WithTimeout(ctx, leaveTimeout)
 		if ls.Close(leaveCtx) != nil {
 			stopRun()
@@ -227,12 +234,12 @@ func (m *Member) play(ctx context.Context) error {
 	<-runDone
 	switch {
 	case errors.Is(err, errRunEnded):
-		err = runErr
+		err = *runErr
 		if err == nil {
 			err = errors.New("peer: the session ended before its last frame")
 		}
-	case err == nil && runErr != nil && !errors.Is(runErr, context.Canceled):
-		err = runErr
+	case err == nil && *runErr != nil && !errors.Is(*runErr, context.Canceled):
+		err = *runErr
 	}
 	return err
 }

@@ -222,30 +222,13 @@ func (m *Member) rejoin(ctx context.Context) error {
 			stopRun()
 		}
 	}()
-	err = m.drive(ctx, sess, runDone)
-	if err == nil {
-		leaveCtx, cancel := context.WithTimeout(ctx, leaveTimeout)
-		if ls.Close(leaveCtx) != nil {
-			stopRun()
-		}
-		cancel()
-	}
-	stopRun()
-	<-runDone
+	err = m.playOut(ctx, sess, ls, stopRun, runDone, &runErr)
 	<-stepDone
 	if stopServe != nil {
 		stopServe()
 	}
-	switch {
-	case stepErr != nil && !errors.Is(stepErr, context.Canceled):
-		err = stepErr
-	case errors.Is(err, errRunEnded):
-		err = runErr
-		if err == nil {
-			err = errors.New("peer: the session ended before its last frame")
-		}
-	case err == nil && runErr != nil && !errors.Is(runErr, context.Canceled):
-		err = runErr
+	if stepErr != nil && !errors.Is(stepErr, context.Canceled) {
+		return stepErr
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package reckon
 
 import (
+	"cmp"
 	"math"
 	"time"
 )
@@ -42,18 +43,10 @@ type Interest struct {
 
 // withDefaults returns in with its zero fields set to the defaults.
 func (in Interest) withDefaults() Interest {
-	if in.Margin == 0 {
-		in.Margin = DefaultMargin
-	}
-	if in.Far == 0 {
-		in.Far = DefaultFar
-	}
-	if in.NearInterval == 0 {
-		in.NearInterval = DefaultNearInterval
-	}
-	if in.FarInterval == 0 {
-		in.FarInterval = DefaultFarInterval
-	}
+	in.Margin = cmp.Or(in.Margin, DefaultMargin)
+	in.Far = cmp.Or(in.Far, DefaultFar)
+	in.NearInterval = cmp.Or(in.NearInterval, DefaultNearInterval)
+	in.FarInterval = cmp.Or(in.FarInterval, DefaultFarInterval)
 	return in
 }
 

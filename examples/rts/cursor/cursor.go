@@ -13,6 +13,7 @@
 package cursor
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/phalanx-net/phalanx/reckon"
@@ -72,18 +73,10 @@ type Share struct {
 
 // New returns the share of member cfg.Self.
 func New(cfg Config) *Share {
-	if cfg.Threshold == 0 {
-		cfg.Threshold = DefaultThreshold
-	}
-	if cfg.Converge == 0 {
-		cfg.Converge = DefaultConverge
-	}
-	if cfg.ViewWidth == 0 {
-		cfg.ViewWidth = DefaultViewWidth
-	}
-	if cfg.ViewHeight == 0 {
-		cfg.ViewHeight = DefaultViewHeight
-	}
+	cfg.Threshold = cmp.Or(cfg.Threshold, DefaultThreshold)
+	cfg.Converge = cmp.Or(cfg.Converge, DefaultConverge)
+	cfg.ViewWidth = cmp.Or(cfg.ViewWidth, DefaultViewWidth)
+	cfg.ViewHeight = cmp.Or(cfg.ViewHeight, DefaultViewHeight)
 
 	s := &Share{
 		cfg:     cfg,

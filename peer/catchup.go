@@ -146,6 +146,9 @@ func (a *archive) keep(f bucket.Frame, cmds []bucket.Command, hash uint64, snap 
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if f != a.next() || a.closed { // closed meanwhile (a game stepping on its own goroutine)
+		return
+	}
 	a.log = appendBucket(a.log, f, cmds)
 	a.ends = append(a.ends, uint32(len(a.log)))
 	if cp != nil {

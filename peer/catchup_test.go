@@ -218,3 +218,38 @@ func TestWatcherPlaces(t *testing.T) {
 		t.Fatal("an idle spectator's place was not given to another")
 	}
 }
+
+// A member vouches for a checkpoint once, however often it lists it: one
+// member's two entries are not two members' word.
+func TestVouchedCountsMembers(t *testing.T) {
+	cp := cpInfo{Frame: 199, Hash: 7, Size: 10}
+	evil := &catchupInfo{Checkpoints: []cpInfo{cp, cp}}
+	other := &catchupInfo{Checkpoints: []cpInfo{{Frame: 199, Hash: 8, Size: 10}}}
+	ids := []peer.ID{"evil", "other"}
+	if _, holders := vouched([]*catchupInfo{evil, other}, ids, 400); holders != nil {
+		t.Fatalf("one member listing a checkpoint twice vouched for it: %v", holders)
+	}
+	honest := &catchupInfo{Checkpoints: []cpInfo{cp}}
+	got, holders := vouched([]*catchupInfo{evil, honest}, ids, 400)
+	if got != cp || !slices.Equal(holders, ids) {
+		t.Fatalf("two members' word: %+v from %v", got, holders)
+	}
+}
+
+// A joiner whose only server is gone gives up with ErrCatchup, soon and
+// without spinning, rather than trying until its context ends.
+func TestCatchupGivesUpOnGoneMembers(t *testing.T) {
+	r := newCatchupRig(t)
+	f := r.fetcher(t, r.joiner)
+	gone := r.servers[0].ID()
+	r.servers[0].Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := f.buckets(ctx, 0, 1000, []peer.ID{gone}, func(lockstep.Bucket) error { return nil })
+	if !errors.Is(err, ErrCatchup) {
+		t.Fatalf("buckets from a closed member: %v, want ErrCatchup", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("it gave up only when its context ended")
+	}
+}

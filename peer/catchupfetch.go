@@ -120,6 +120,8 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 		s, r, err := f.request(ctx, id, catchupRequest{Kind: "checkpoint", Frame: frame, Offset: off, To: hi})
 		if err != nil {
 			last = err
+			fails++
+			retryPause(ctx)
 			continue
 		}
 		var buf []byte
@@ -134,7 +136,7 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 				err = errors.New("the checkpoint ended early")
 				break
 			}
-			if typ != msgChunk || off+int64(len(buf)) > hi {
+			if typ != msgChunk || len(buf) == 0 || off+int64(len(buf)) > hi {
 				err = errors.New("a malformed checkpoint chunk")
 				break
 			}
@@ -149,6 +151,7 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 		}
 		if off == before {
 			fails++
+			retryPause(ctx)
 		}
 	}
 	if off < hi {
@@ -174,9 +177,11 @@ func (f *fetcher) buckets(ctx context.Context, from, to bucket.Frame, servers []
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		cancel() // a producer waiting for a slot stops
+		wg.Wait()
+	}()
 	wins := make(chan *window, len(servers))
 	slots := make(chan struct{}, len(servers))
 	wg.Go(func() {
@@ -226,9 +231,12 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 		s, r, err := f.request(ctx, id, catchupRequest{Kind: "buckets", From: int64(next), To: int64(hi)})
 		if err != nil {
 			last = err
+			fails++
+			retryPause(ctx)
 			continue
 		}
 		var buf []byte
+		waits := 0
 		for next <= hi {
 			var typ byte
 			_ = s.SetReadDeadline(time.Now().Add(catchupRead))
@@ -237,8 +245,15 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 				break
 			}
 			if typ == msgWait {
-				continue // the member has not stepped the frame yet
+				// The member has not stepped the frame yet; an honest one
+				// gives up after catchupWait.
+				if waits++; time.Duration(waits)*catchupKeepalive > catchupWait+catchupRead {
+					err = fmt.Errorf("frame %d: waited longer than a member may", next)
+					break
+				}
+				continue
 			}
+			waits = 0
 			var b lockstep.Bucket
 			if typ == msgBucket {
 				b, err = parseBucket(buf)
@@ -258,10 +273,25 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 		}
 		if next == before {
 			fails++
+			retryPause(ctx)
 		}
 	}
 	if next <= hi {
 		return fmt.Errorf("%w: buckets %d to %d: %v", ErrCatchup, next, hi, last)
 	}
 	return nil
+}
+
+// catchupPause is how long a joiner waits before it asks again after a
+// try that brought nothing (the member could not be reached, or its stream
+// broke at once): members that are gone must not make it spin.
+const catchupPause = 250 * time.Millisecond
+
+func retryPause(ctx context.Context) {
+	t := time.NewTimer(catchupPause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

@@ -296,9 +296,7 @@ func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transpor
 		live:   func() uint64 { return all &^ m.gone.Load() },
 		redial: tr.redial,
 	}
-	m.mu.Lock()
-	m.arch = a
-	m.mu.Unlock()
+	m.arch.Store(a)
 	m.cfg.Host.catchup.Store(srv)
 	return func() {
 		m.cfg.Host.catchup.CompareAndSwap(srv, nil)

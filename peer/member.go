@@ -53,10 +53,10 @@ type Member struct {
 	ctx          context.Context // the member's, ended by run
 	fetches      sync.WaitGroup  // desync reports waiting for the other side's states
 
-	arch      *archive      // what it serves members that come back; nil until playing
-	gone      atomic.Uint64 // slots dropped or left (bit i: slot i), from the events
-	inputFrom atomic.Int64  // the first frame the Input hook is called for
-	admission *Admission    // a member that came back, once caught up
+	arch      atomic.Pointer[archive] // what it serves members that come back; nil until playing
+	gone      atomic.Uint64           // slots dropped or left (bit i: slot i), from the events
+	inputFrom atomic.Int64            // the first frame the Input hook is called for
+	admission *Admission              // a member that came back, once caught up
 }
 
 // Run runs a member to the end of its session: the lobby, the session, the
@@ -326,12 +326,12 @@ func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simu
 	if f >= m.end() {
 		return
 	}
-	if m.arch != nil {
+	if arch := m.arch.Load(); arch != nil {
 		var snap lockstep.Snapshotter
 		if s, ok := m.drawn.(lockstep.Snapshotter); ok && sim != nil {
 			snap = s
 		}
-		m.arch.keep(f, cmds, hash, snap)
+		arch.keep(f, cmds, hash, snap)
 	}
 	m.mu.Lock()
 	m.status.Frame, m.status.Hash = f, hash

@@ -407,6 +407,7 @@ func vouched(infos []*catchupInfo, ids []peer.ID, at bucket.Frame) (cpInfo, []pe
 				for _, o := range other.Checkpoints {
 					if o.Frame == cp.Frame && o.Hash == cp.Hash && o.Size == cp.Size {
 						hs = append(hs, ids[j])
+						break // a member vouches once, however often it lists it
 					}
 				}
 			}

@@ -59,7 +59,7 @@ func (h *Host) keepReserved(relay peer.AddrInfo, exp time.Time) {
 			}
 			exp = r.Expiration
 			ttl = time.Until(exp)
-			wait = ttl - ttl/4
+			wait = max(ttl-ttl/4, time.Second) // a relay granting next to nothing is not asked back to back
 			h.renewals.Add(1)
 			h.log.Debug("peer: reservation at the relay renewed", "relay", relay.ID, "expires", ttl.Round(time.Second))
 		}

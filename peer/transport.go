@@ -133,6 +133,8 @@ type Transport struct {
 
 	need  int                              // members to connect before NewTransport returns
 	moved []atomic.Pointer[netip.AddrPort] // by slot: a member's new address, once it came back (Redial)
+	// redialing, by slot: a dial loop redial started is still trying.
+	redialing []atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -204,22 +206,23 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		buf = DefaultIncomingBuffer
 	}
 	t := &Transport{
-		host:     h,
-		sess:     sess,
-		self:     sess.Self,
-		log:      log.With("session", sess.ID, "slot", sess.Self),
-		mode:     cfg.Mode,
-		queue:    max(cmp.Or(cfg.StreamQueue, DefaultStreamQueue), streamFrameHeader+wire.MaxDatagramSize),
-		links:    make([]atomic.Pointer[link], n),
-		in:       make(chan lockstep.Inbound, buf),
-		ready:    make(chan struct{}),
-		failed:   make(chan struct{}),
-		mismatch: make(chan struct{}, 1),
-		epoch:    time.Now(),
-		members:  make([]memberCounters, n),
-		dialErr:  make([]error, n),
-		need:     need,
-		moved:    make([]atomic.Pointer[netip.AddrPort], n),
+		host:      h,
+		sess:      sess,
+		self:      sess.Self,
+		log:       log.With("session", sess.ID, "slot", sess.Self),
+		mode:      cfg.Mode,
+		queue:     max(cmp.Or(cfg.StreamQueue, DefaultStreamQueue), streamFrameHeader+wire.MaxDatagramSize),
+		links:     make([]atomic.Pointer[link], n),
+		in:        make(chan lockstep.Inbound, buf),
+		ready:     make(chan struct{}),
+		failed:    make(chan struct{}),
+		mismatch:  make(chan struct{}, 1),
+		epoch:     time.Now(),
+		members:   make([]memberCounters, n),
+		dialErr:   make([]error, n),
+		need:      need,
+		moved:     make([]atomic.Pointer[netip.AddrPort], n),
+		redialing: make([]atomic.Bool, n),
 	}
 	t.serverConf = serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode)
 	t.ctx, t.cancel = context.WithCancel(context.Background())

@@ -34,6 +34,12 @@ func (t *Transport) redial(slot bucket.Slot, addr netip.AddrPort) {
 	if l := t.links[slot].Load(); l != nil && l.alive() && old != nil && *old == addr {
 		return
 	}
+	if !t.redialing[slot].CompareAndSwap(false, true) {
+		return // a loop still tries; its next try takes the new address
+	}
 	t.log.Info("peer: a member came back; dialling it", "member", slot, "addr", addr)
-	t.wg.Go(func() { t.dialLoop(slot, id) })
+	t.wg.Go(func() {
+		defer t.redialing[slot].Store(false)
+		t.dialLoop(slot, id)
+	})
 }

@@ -116,10 +116,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	key, err := identity(cfg.Identity, cfg.IdentityFile)
 	if err != nil {
 		return nil, err
@@ -396,4 +393,13 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// orDiscard returns log, or a logger that discards everything when log is
+// nil (the configurations' default).
+func orDiscard(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
 }

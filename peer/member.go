@@ -88,10 +88,7 @@ func Start(ctx context.Context, cfg MemberConfig) (*Member, error) {
 	if cfg.LobbyTimeout <= 0 {
 		cfg.LobbyTimeout = DefaultLobbyTimeout
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Member{
 		cfg: cfg, log: log, cancel: cancel,

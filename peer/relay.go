@@ -107,10 +107,7 @@ func NewRelay(ctx context.Context, cfg RelayConfig) (*Relay, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	key, err := identity(cfg.Identity, cfg.IdentityFile)
 	if err != nil {
 		return nil, err

@@ -197,10 +197,7 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 			return nil, err
 		}
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	buf := cfg.IncomingBuffer
 	if buf <= 0 {
 		buf = DefaultIncomingBuffer

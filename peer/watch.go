@@ -65,10 +65,7 @@ func Watch(ctx context.Context, cfg WatchConfig) (Watched, error) {
 	if cfg.Host == nil || cfg.NewSim == nil || len(cfg.Join) == 0 {
 		return w, fmt.Errorf("%w: a spectator needs a host, NewSim and a member to join", ErrInvalidMember)
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	f := &fetcher{h: cfg.Host, session: cfg.SessionID, log: log}
 	infos := make([]*catchupInfo, len(cfg.Join))
 	errs := make([]error, len(cfg.Join))

@@ -305,47 +305,44 @@ func (f *benchFlags) runFlags(profile, policy, transport string) *runFlags {
 	}
 }
 
-// measureQuiet runs one combination without keeping its samples.
-func (r *benchRun) measureQuiet(f *runFlags) {
+// runHarness runs one combination in the harness, keeping its samples
+// when keep, and fills the report; it returns the harness's result, or nil
+// when there is none (r.Error says why).
+func (r *benchRun) runHarness(f *runFlags, keep bool) *locksteptest.Result {
 	profile, _ := netsim.Named(f.profile) // the names come from netsim
 	g, err := newGame(f.sim, f.peers, f.seed)
 	if err != nil {
 		r.Error = err.Error()
-		return
-	}
-	start := time.Now()
-	res, err := locksteptest.Run(f.harnessConfig(profile, g))
-	if err != nil {
-		r.Error = err.Error()
-		if res == nil {
-			return
-		}
-	}
-	r.report = newReport(f, profile.Name, res, time.Since(start))
-	if !r.Identical && r.Error == "" {
-		r.Error = "members diverged"
-	}
-}
-
-// measure runs one combination of the matrix.
-func (r *benchRun) measure(f *runFlags) {
-	profile, _ := netsim.Named(f.profile) // the names come from netsim
-	g, err := newGame(f.sim, f.peers, f.seed)
-	if err != nil {
-		r.Error = err.Error()
-		return
+		return nil
 	}
 	start := time.Now()
 	hc := f.harnessConfig(profile, g)
-	hc.KeepSamples = true // for the plots
+	hc.KeepSamples = keep
 	res, err := locksteptest.Run(hc)
 	if err != nil {
 		r.Error = err.Error()
 		if res == nil {
-			return
+			return nil
 		}
 	}
 	r.report = newReport(f, profile.Name, res, time.Since(start))
+	return res
+}
+
+// measureQuiet runs one combination without keeping its samples.
+func (r *benchRun) measureQuiet(f *runFlags) {
+	if r.runHarness(f, false) != nil && !r.Identical && r.Error == "" {
+		r.Error = "members diverged"
+	}
+}
+
+// measure runs one combination of the matrix, its samples kept for the
+// plots.
+func (r *benchRun) measure(f *runFlags) {
+	res := r.runHarness(f, true)
+	if res == nil {
+		return
+	}
 	r.OverFloorMS = math.Round((r.Latency.P95-r.OneWay.P99)*100) / 100
 	for _, m := range res.Members {
 		if !m.Killed {

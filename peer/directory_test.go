@@ -133,14 +133,11 @@ func TestPublicFilter(t *testing.T) {
 func TestRelayDirectory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	r, err := NewRelay(ctx, RelayConfig{Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newTestRelay(t, ctx, RelayConfig{})
 	hosts := newHosts(t, 3)
 	info := peer.AddrInfo{ID: r.ID(), Addrs: r.h.Addrs()}
 	var last *LobbyAnswer
+	var err error
 	for i, h := range hosts[:2] {
 		if err := h.LibP2P().Connect(ctx, info); err != nil {
 			t.Fatal(err)

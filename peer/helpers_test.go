@@ -199,3 +199,16 @@ func errorContains(t *testing.T, who string, err error, parts ...string) {
 }
 
 func slotName(i int) string { return fmt.Sprintf("member %d", i) }
+
+// newTestRelay starts a relay on loopback as cfg says, logging to the
+// test's logger, and closes it when the test ends.
+func newTestRelay(t *testing.T, ctx context.Context, cfg RelayConfig) *Relay {
+	t.Helper()
+	cfg.Logger = testLogger()
+	r, err := NewRelay(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}

@@ -36,11 +36,7 @@ func meetAndPlay(t *testing.T, n int, meet MeetConfig, frames int, noDirect bool
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := NewRelay(ctx, RelayConfig{Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newTestRelay(t, ctx, RelayConfig{})
 	meet.Relay = peer.AddrInfo{ID: r.ID(), Addrs: r.h.Addrs()}
 	hosts := newNATHosts(t, n)
 	if noDirect {
@@ -125,11 +121,7 @@ func TestMeetNeedsNATHost(t *testing.T) {
 func TestMeetUpgradesMidSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := NewRelay(ctx, RelayConfig{Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newTestRelay(t, ctx, RelayConfig{})
 	hosts := newNATHosts(t, 2)
 	onlyRelay := func(p peer.ID, a ma.Multiaddr) bool { return p == r.ID() || isCircuit(a) }
 	for _, h := range hosts {
@@ -138,6 +130,7 @@ func TestMeetUpgradesMidSession(t *testing.T) {
 	meet := MeetConfig{Relay: peer.AddrInfo{ID: r.ID(), Addrs: r.h.Addrs()}, Lobby: "upgrade", DirectTimeout: 300 * time.Millisecond, PunchWait: 300 * time.Millisecond}
 	params := SessionParams{SessionID: "upgrade", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 250}
 	members := make([]*Member, 2)
+	var err error
 	for i, h := range hosts {
 		if members[i], err = Start(ctx, MemberConfig{
 			Host: h, Params: params, Meet: &meet,

@@ -18,11 +18,7 @@ func TestMeetRenewsReservation(t *testing.T) {
 	defer cancel()
 	res := DefaultRelayResources()
 	res.ReservationTTL = 3 * time.Second
-	r, err := NewRelay(ctx, RelayConfig{Resources: &res, Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newTestRelay(t, ctx, RelayConfig{Resources: &res})
 	relay := peer.AddrInfo{ID: r.ID(), Addrs: r.h.Addrs()}
 	hosts := newNATHosts(t, 2)
 	var wg sync.WaitGroup

@@ -76,6 +76,8 @@ func testPackets() []struct {
 	}{
 		{"zero", Packet{}},
 		{"admissions", Packet{Seal: 700, AckSeal: 700, Admissions: testAdmissions}},
+		{"held seals", Packet{Seal: 700, AckSeal: 700, Seals: []HeldSeal{{Member: 1, Seal: 698, Next: 3}, {Member: 5, Seal: 702, Next: 300}, {Member: 63, Seal: -1, Next: 0xffff}}}},
+		{"admissions and held seals", Packet{Seal: 10, AckSeal: 10, Admissions: testAdmissions[:1], Seals: []HeldSeal{{Member: 2, Seal: 9}}}},
 		{"minimal", Packet{Seal: -1, AckSeal: -1}},
 		{"echo only", Packet{Seal: 5, AckSeal: 7, HasEcho: true, Echo: Echo{Number: 0xffff, Hold: 3}}},
 		{"hash only", Packet{Seal: 100, AckSeal: 99, HasHash: true, Hash: HashReport{Frame: 90, State: 1, Input: 2}}},
@@ -495,10 +497,18 @@ func TestTruncated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := mustAppend(t, &tt.p)
 			bare := tt.p
-			bare.HasStatement, bare.Relay.HasStatement, bare.Admissions = false, false, nil
+			bare.HasStatement, bare.Relay.HasStatement, bare.Admissions, bare.Seals = false, false, nil, nil
 			ext := map[int]bool{bare.Length(): true}
 			if tt.p.HasStatement {
 				bare.HasStatement = true
+				ext[bare.Length()] = true
+			}
+			if bare.HasRelay && tt.p.Relay.HasStatement {
+				bare.Relay.HasStatement = true
+				ext[bare.Length()] = true
+			}
+			if len(tt.p.Admissions) > 0 {
+				bare.Admissions = tt.p.Admissions
 				ext[bare.Length()] = true
 			}
 			p := Packet{Commands: make([]Command, 0, 8)}

@@ -709,3 +709,20 @@ func TestUnwrapTicks16(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldSealsLayout pins the example of docs/protocol.md, "Held seals".
+func TestHeldSealsLayout(t *testing.T) {
+	p := Packet{Seal: 100, AckSeal: 100, Seals: []HeldSeal{{Member: 1, Seal: 98, Next: 5}, {Member: 5, Seal: 102, Next: 257}}}
+	bare := p
+	bare.Seals = nil
+	b := mustAppend(t, &p)
+	got := b[bare.Length():]
+	want := []byte{0x04, 0x22, 0x03, 0x05, 0x04, 0x81, 0x02}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("held seals block % x, want % x", got, want)
+	}
+	var q Packet
+	if err := Parse(b, &q); err != nil || len(q.Seals) != 2 || q.Seals[1] != p.Seals[1] {
+		t.Fatalf("Parse: %v, %+v", err, q.Seals)
+	}
+}

@@ -319,19 +319,7 @@ func writeReplay(t *testing.T, name string, h replay.Header, recs []replay.Recor
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		switch r.Kind {
-		case replay.KindFrame:
-			err = w.Step(r.Frame, r.Commands)
-		case replay.KindCheckpoint:
-			err = w.Checkpoint(r.Frame, r.Hash, r.Sections)
-		case replay.KindChange:
-			err = w.Membership(r.Change)
-		case replay.KindStatement:
-			err = w.Statement(r.Statement)
-		case replay.KindEnd:
-			err = w.Close(r.Trailer.LastFrame, r.Trailer.FinalHash, r.Trailer.Reason)
-		}
-		if err != nil {
+		if err := w.Append(r); err != nil {
 			t.Fatal(err)
 		}
 	}

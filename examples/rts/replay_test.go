@@ -165,18 +165,10 @@ func rewriteReplay(t *testing.T, d replayContent, edit func(f bucket.Frame, cmds
 		t.Fatal(err)
 	}
 	for _, r := range d.records {
-		switch r.Kind {
-		case replay.KindFrame:
+		if r.Kind == replay.KindFrame {
 			edit(r.Frame, r.Commands)
-			err = w.Step(r.Frame, r.Commands)
-		case replay.KindCheckpoint:
-			err = w.Checkpoint(r.Frame, r.Hash, r.Sections)
-		case replay.KindChange:
-			err = w.Membership(r.Change)
-		case replay.KindEnd:
-			err = w.Close(r.Trailer.LastFrame, r.Trailer.FinalHash, r.Trailer.Reason)
 		}
-		if err != nil {
+		if err := w.Append(r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -52,6 +52,40 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// Appending the records a Reader returns to a Writer of the same header
+// records them again; a record of no known kind is refused.
+func TestAppendCopiesARecording(t *testing.T) {
+	data, want := session{members: 4, frames: 300, seed: 7, changes: true, close: true}.record(t)
+	h, recs, err := readAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(Record{Kind: KindStatement + 1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Append of an unknown kind: %v", err)
+	}
+	for _, r := range recs {
+		if err := w.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, again, err := readAll(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != len(want) {
+		t.Fatalf("read %d records again, recorded %d", len(again), len(want))
+	}
+	for _, r := range []*Record{&again[len(again)-1], &want[len(want)-1]} {
+		r.Trailer.Chunks, r.Trailer.Offset = 0, 0 // where the chunks end is the writer's
+	}
+	checkPrefix(t, again, want)
+}
+
 func TestHeaderRoundTrip(t *testing.T) {
 	h := testHeader(3)
 	h.Engine, h.HashInterval, h.Self, h.SimConfig = "engine x", 7, 2, nil

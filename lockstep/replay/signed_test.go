@@ -164,19 +164,7 @@ func rewrite(t *testing.T, data []byte, edit func(*Record)) []byte {
 			t.Fatal(err)
 		}
 		edit(rec)
-		switch rec.Kind {
-		case KindFrame:
-			err = w.Step(rec.Frame, rec.Commands)
-		case KindCheckpoint:
-			err = w.Checkpoint(rec.Frame, rec.Hash, rec.Sections)
-		case KindChange:
-			err = w.Membership(rec.Change)
-		case KindStatement:
-			err = w.Statement(rec.Statement)
-		case KindEnd:
-			err = w.Close(rec.Trailer.LastFrame, rec.Trailer.FinalHash, rec.Trailer.Reason)
-		}
-		if err != nil {
+		if err := w.Append(*rec); err != nil {
 			t.Fatal(err)
 		}
 	}

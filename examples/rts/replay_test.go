@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,14 +101,7 @@ func decodeReplay(t *testing.T, data []byte) replayContent {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := *rec
-		c.Commands = nil
-		for _, cmd := range rec.Commands {
-			cmd.Payload = slices.Clone(cmd.Payload)
-			c.Commands = append(c.Commands, cmd)
-		}
-		c.Sections = slices.Clone(rec.Sections)
-		d.records = append(d.records, c)
+		d.records = append(d.records, rec.Clone())
 	}
 }
 

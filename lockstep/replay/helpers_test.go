@@ -159,14 +159,7 @@ func readAll(data []byte) (Header, []Record, error) {
 		if err != nil {
 			return rd.Header(), out, err
 		}
-		c := *rec
-		c.Commands = nil
-		for _, cmd := range rec.Commands {
-			cmd.Payload = slices.Clone(cmd.Payload)
-			c.Commands = append(c.Commands, cmd)
-		}
-		c.Sections = slices.Clone(rec.Sections)
-		out = append(out, c)
+		out = append(out, rec.Clone())
 	}
 }
 

@@ -86,6 +86,20 @@ func TestAppendCopiesARecording(t *testing.T) {
 	checkPrefix(t, again, want)
 }
 
+// A clone shares no memory with the record it copies.
+func TestRecordClone(t *testing.T) {
+	r := Record{Kind: KindFrame, Commands: []bucket.Command{{Slot: 1, Payload: []byte{1, 2}}},
+		Sections: []lockstep.Section{{Name: "units", Hash: 5}}, Statement: Statement{Signature: []byte{9}}}
+	c := r.Clone()
+	r.Commands[0].Payload[0], r.Commands[0].Slot, r.Sections[0].Hash, r.Statement.Signature[0] = 7, 2, 6, 8
+	if c.Commands[0].Payload[0] != 1 || c.Commands[0].Slot != 1 || c.Sections[0].Hash != 5 || c.Statement.Signature[0] != 9 {
+		t.Fatalf("the clone changed with the record: %+v", c)
+	}
+	if empty := (&Record{}).Clone(); empty.Commands != nil || empty.Sections != nil || empty.Statement.Signature != nil {
+		t.Fatalf("a clone of an empty record is not empty: %+v", empty)
+	}
+}
+
 func TestHeaderRoundTrip(t *testing.T) {
 	h := testHeader(3)
 	h.Engine, h.HashInterval, h.Self, h.SimConfig = "engine x", 7, 2, nil

@@ -217,11 +217,7 @@ func TestWriterErrorIsSticky(t *testing.T) {
 // TestFlushMakesFramesReadable checks the crash guarantee: what was flushed
 // is readable although the file has no trailer.
 func TestFlushMakesFramesReadable(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, 2)
 	w.SetFlushFrames(1000)
 	for f := range bucket.Frame(10) {
 		w.Step(f, nil)
@@ -241,11 +237,7 @@ func TestFlushMakesFramesReadable(t *testing.T) {
 }
 
 func TestAutomaticFlush(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, 2)
 	for f := range bucket.Frame(DefaultFlushFrames + 1) {
 		w.Step(f, nil)
 	}

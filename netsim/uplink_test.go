@@ -167,13 +167,3 @@ func TestUplinkPanics(t *testing.T) {
 	mustPanic(t, "Admit(negative size)", func() { u.Admit(0, -1) })
 }
 
-func TestUplinkAdmitDoesNotAllocate(t *testing.T) {
-	u := NewUplink(named(t, "modem"))
-	var now time.Duration
-	if allocs := testing.AllocsPerRun(1000, func() {
-		now += time.Millisecond
-		u.Admit(now, 100)
-	}); allocs != 0 {
-		t.Fatalf("Admit allocates %v times per call", allocs)
-	}
-}

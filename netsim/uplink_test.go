@@ -166,4 +166,3 @@ func TestUplinkPanics(t *testing.T) {
 	mustPanic(t, "Admit(negative time)", func() { u.Admit(-1, 1) })
 	mustPanic(t, "Admit(negative size)", func() { u.Admit(0, -1) })
 }
-

@@ -75,7 +75,7 @@ const heldSealsPerDatagram = 2
 // heldSealsPerDatagram live members other than us and r, taken in turn
 // from one datagram to r to the next.
 func (c *Core) heldSeals(p *wire.Packet, r *remote) {
-	if !c.tight() {
+	if !c.tight() || !c.membersSettled() {
 		return
 	}
 	var cand [bucket.MaxMembers]bucket.Slot
@@ -98,6 +98,15 @@ func (c *Core) heldSeals(p *wire.Packet, r *remote) {
 		}
 	}
 	c.sealsBuf = p.Seals[:0]
+}
+
+// membersSettled reports whether the membership is settled as we see it: no
+// member suspected, leaving or left. Held seals go out and are taken only
+// then: while members agree on a drop or a leave, each member's seal of
+// the member concerned is what it holds itself, and the agreement moves
+// what others lack (faults.go).
+func (c *Core) membersSettled() bool {
+	return c.suspected == 0 && c.leavers == 0 && c.gone == 0
 }
 
 // leadChange is the lead in force from frame-clock position pos on.
@@ -128,12 +137,16 @@ func (c *Core) leadFor(g bucket.Frame) time.Duration {
 	return c.lead.Duration()
 }
 
-// onHeldSeals takes the seals a datagram from live member from carries of
-// the other live members as their promises: each holds once we have that
+// onHeldSeals takes, while the membership is settled, the seals a datagram
+// from live member from carries of the other live members as their
+// promises: each holds once we have that
 // member's commands below its Next. A held seal beyond our window is
 // ignored (a direct seal there is a violation; a forwarded one may be a
 // forwarder's error).
 func (c *Core) onHeldSeals(now time.Duration, from bucket.Slot, hs []wire.HeldSeal) {
+	if !c.membersSettled() {
+		return
+	}
 	limit := c.executed + c.window.Ahead
 	for _, h := range hs {
 		m := h.Member

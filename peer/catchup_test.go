@@ -95,7 +95,7 @@ type catchupRig struct {
 	sess     *Agreement
 }
 
-func newCatchupRig(t *testing.T) *catchupRig {
+func newCatchupRig(t *testing.T, configure ...func(*catchupServer)) *catchupRig {
 	t.Helper()
 	hosts := newHosts(t, 4)
 	r := &catchupRig{servers: hosts[:2], joiner: hosts[2], stranger: hosts[3]}
@@ -108,8 +108,12 @@ func newCatchupRig(t *testing.T) *catchupRig {
 		sess.Self, _ = sess.Slot(h.ID())
 		a := newArchive(50)
 		r.archives = append(r.archives, a)
-		h.catchup.Store(&catchupServer{sess: &sess, arch: a, live: func() uint64 { return 7 },
-			log: slog.New(slog.DiscardHandler), ctx: context.Background()})
+		srv := &catchupServer{sess: &sess, arch: a, live: func() uint64 { return 7 },
+			log: slog.New(slog.DiscardHandler), ctx: context.Background()}
+		for _, c := range configure {
+			c(srv)
+		}
+		h.catchup.Store(srv)
 	}
 	return r
 }
@@ -117,6 +121,9 @@ func newCatchupRig(t *testing.T) *catchupRig {
 func (r *catchupRig) fetcher(t *testing.T, from *Host) *fetcher {
 	t.Helper()
 	for _, h := range r.servers {
+		if h == from {
+			continue
+		}
 		if err := from.h.Connect(context.Background(), h.AddrInfo()); err != nil {
 			t.Fatal(err)
 		}

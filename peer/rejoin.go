@@ -141,6 +141,7 @@ func (m *Member) rejoin(ctx context.Context) error {
 		return err
 	}
 	m.cfg.Host.remember(sess)
+	f.members = len(sess.Members)
 	all := uint64(1)<<len(sess.Members) - 1
 	if len(sess.Members) == 64 {
 		all = ^uint64(0)

@@ -49,8 +49,10 @@ const (
 type catchupRequest struct {
 	Session string `json:"session"`
 	Kind    string `json:"kind"` // "info", "checkpoint" or "buckets"
-	// info: the joiner's new datagram address, for the members that dial it
+	// info: the joiner's new datagram address, for the members that dial
+	// it, and the open slot a late joiner takes (0: none; seats.go)
 	Endpoint string `json:"endpoint,omitempty"`
+	Claim    int    `json:"claim,omitempty"`
 	// checkpoint: its frame, the byte offset to send from and the one to
 	// stop before (To; 0: the end)
 	Frame  int64 `json:"frame,omitempty"`
@@ -92,10 +94,14 @@ func (h *Host) handleCatchup(s network.Stream) {
 	}
 	defer s.Close()
 	slot, member := srv.sess.Slot(from)
+	// A peer that may take an open slot is served as a member: it asks for
+	// the session, then claims a slot (seats.go).
+	candidate := !member && srv.sess.seats.mayTake(from)
 	switch {
 	case member && slot == srv.sess.Self:
 		writeRefusal(s, "not a member of this session")
 		return
+	case candidate:
 	case !member && srv.spectators == 0:
 		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
 		writeRefusal(s, "not a member of this session")
@@ -104,7 +110,7 @@ func (h *Host) handleCatchup(s network.Stream) {
 		writeRefusal(s, "busy: no room for another spectator")
 		return
 	}
-	release, why := srv.busy.acquire(from, !member)
+	release, why := srv.busy.acquire(from, !member && !candidate)
 	if release == nil {
 		writeRefusal(s, why)
 		return
@@ -126,6 +132,19 @@ func (h *Host) handleCatchup(s network.Stream) {
 		writeRefusal(s, "another session")
 		return
 	}
+	if candidate && req.Kind == "info" && req.Claim > 0 {
+		if err := srv.sess.claim(bucket.Slot(req.Claim), from); err != nil {
+			writeRefusal(s, err.Error())
+			return
+		}
+		srv.log.Info("peer: a late joiner took an open slot", "slot", req.Claim, "id", from)
+		slot, member, candidate = bucket.Slot(req.Claim), true, false
+	}
+	if candidate && req.Kind != "info" {
+		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "no slot taken")
+		writeRefusal(s, "not a member of this session")
+		return
+	}
 	ctx, cancel := context.WithCancel(srv.ctx)
 	defer cancel()
 	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, idle: idle, total: &srv.sent}
@@ -134,7 +153,7 @@ func (h *Host) handleCatchup(s network.Stream) {
 		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil && member {
 			srv.redial(slot, ap)
 		}
-		b, _ := json.Marshal(srv.info())
+		b, _ := json.Marshal(srv.info(from))
 		err = writeMsg(w, msgInfo, b)
 	case "checkpoint":
 		err = srv.serveCheckpoint(w, req)

@@ -200,6 +200,7 @@ func (m *Member) play(ctx context.Context) error {
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))
+	m.gone.Store(sess.Open()) // open slots count as gone until admitted
 	defer m.serveCatchup(ctx, sess, tr, nil)()
 
 	runCtx, stopRun := context.WithCancel(ctx)

@@ -198,6 +198,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	hc := f.harnessConfig(profile, g)
 	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
+	hc.OnSpectator = rec.spectatorHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
 	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
 	hc.Spectators, hc.SpectatorDelay, hc.SpectatorsFrom = ff.spectators, ff.spectatorDelay, bucket.Frame(ff.spectatorsAt)

@@ -214,16 +214,18 @@ func TestWatcherPlaces(t *testing.T) {
 	var w watcherSet
 	now := time.Unix(1000, 0)
 	a, b, c := peer.ID("a"), peer.ID("b"), peer.ID("c")
-	if !w.admit(a, now, 2) || !w.admit(b, now, 2) || !w.admit(a, now.Add(time.Second), 2) {
-		t.Fatal("two spectators refused with two places")
+	admit := func(p peer.ID, at time.Time, wantOK, wantFresh bool) {
+		t.Helper()
+		if ok, fresh := w.admit(p, at, 2); ok != wantOK || fresh != wantFresh {
+			t.Fatalf("%s at %v: admitted %v, fresh %v; want %v, %v", p, at.Sub(now), ok, fresh, wantOK, wantFresh)
+		}
 	}
-	if w.admit(c, now.Add(2*time.Second), 2) {
-		t.Fatal("a third spectator admitted with two places")
-	}
+	admit(a, now, true, true)
+	admit(b, now, true, true)
+	admit(a, now.Add(time.Second), true, false) // a again: its place, not a new spectator
+	admit(c, now.Add(2*time.Second), false, false)
 	// b made no request for longer than watcherIdle: its place is free.
-	if !w.admit(c, now.Add(watcherIdle+500*time.Millisecond), 2) {
-		t.Fatal("an idle spectator's place was not given to another")
-	}
+	admit(c, now.Add(watcherIdle+500*time.Millisecond), true, true)
 }
 
 // A member vouches for a checkpoint once, however often it lists it: one

@@ -79,7 +79,9 @@ type catchupServer struct {
 	// watchers are those it serves.
 	spectators int
 	watchers   watcherSet
-	ctx        context.Context // ends when the member stops serving
+	// onSpectator, when set, hears of each spectator it begins serving.
+	onSpectator func(peer.ID)
+	ctx         context.Context // ends when the member stops serving
 }
 
 // handleCatchup serves one catch-up stream, on libp2p's goroutine for it:
@@ -106,9 +108,15 @@ func (h *Host) handleCatchup(s network.Stream) {
 		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
 		writeRefusal(s, "not a member of this session")
 		return
-	case !member && !srv.watchers.admit(from, time.Now(), srv.spectators):
-		writeRefusal(s, "busy: no room for another spectator")
-		return
+	case !member:
+		ok, fresh := srv.watchers.admit(from, time.Now(), srv.spectators)
+		if !ok {
+			writeRefusal(s, "busy: no room for another spectator")
+			return
+		}
+		if fresh && srv.onSpectator != nil {
+			srv.onSpectator(from)
+		}
 	}
 	release, why := srv.busy.acquire(from, !member && !candidate)
 	if release == nil {
@@ -345,8 +353,9 @@ func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transpor
 	}
 	srv := &catchupServer{
 		sess: sess, arch: a, rate: rate, log: m.log, ctx: ctx, spectators: max(m.cfg.Spectators, 0),
-		live:   func() uint64 { return all &^ m.gone.Load() },
-		redial: tr.redial,
+		live:        func() uint64 { return all &^ m.gone.Load() },
+		redial:      tr.redial,
+		onSpectator: m.onSpectator,
 	}
 	m.arch.Store(a)
 	m.cfg.Host.catchup.Store(srv)
@@ -369,8 +378,9 @@ type watcherSet struct {
 }
 
 // admit reports whether spectator p may be served at now, with at most
-// max served at once, and notes its request.
-func (w *watcherSet) admit(p peer.ID, now time.Time, max int) bool {
+// max served at once, and notes its request; fresh says p held no place
+// before.
+func (w *watcherSet) admit(p peer.ID, now time.Time, max int) (ok, fresh bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.last == nil {
@@ -381,9 +391,10 @@ func (w *watcherSet) admit(p peer.ID, now time.Time, max int) bool {
 			delete(w.last, id)
 		}
 	}
-	if _, ok := w.last[p]; !ok && len(w.last) >= max {
-		return false
+	_, held := w.last[p]
+	if !held && len(w.last) >= max {
+		return false, false
 	}
 	w.last[p] = now
-	return true
+	return true, !held
 }

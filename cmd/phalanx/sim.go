@@ -140,11 +140,12 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 
 // applyTo sets the policy, budget and timeouts of the flags on c, a
 // member's core configuration, leaving what the lobby agreed (members,
-// slot, session tag, start, frame length, initial delay) and the member's
+// slot, session tag, start, frame length, initial delay, open slots) and the member's
 // signing as they are, but for --unsigned.
 func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
 	own := f.coreConfig(p)
 	own.Members, own.Self, own.Session, own.Start, own.Frame, own.InitialDelay = c.Members, c.Self, c.Session, c.Start, c.Frame, c.InitialDelay
+	own.Open = c.Open
 	own.Logger, own.Signer, own.Verifier = c.Logger, c.Signer, c.Verifier
 	if f.unsigned {
 		own.Signer, own.Verifier = nil, nil
@@ -192,6 +193,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	hc := f.harnessConfig(profile, g)
 	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
+	hc.OnSpectator = rec.spectatorHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
 	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
 	hc.Spectators, hc.SpectatorDelay, hc.SpectatorsFrom = ff.spectators, ff.spectatorDelay, bucket.Frame(ff.spectatorsAt)

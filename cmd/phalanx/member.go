@@ -112,18 +112,13 @@ func runMemberChild(args []string, stdout, stderr io.Writer) int {
 }
 
 func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh bool) int {
-	fs := flag.NewFlagSet("phalanx "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("phalanx "+name, "phalanx "+name+" [flags]", stderr,
+		"Runs one member of a session over real QUIC. It prints its address; start the",
+		"other members with --join ADDR (or all with --mdns on a LAN).",
+	)
 	var mf memberFlags
 	mf.register(fs)
 	mf.mesh = mesh
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: phalanx %s [flags]\n\n", name)
-		fmt.Fprintln(stderr, "Runs one member of a session over real QUIC. It prints its address; start the")
-		fmt.Fprintln(stderr, "other members with --join ADDR (or all with --mdns on a LAN).")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	check := func() error {
 		if err := mf.check(); err != nil {
 			return err

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,8 +29,12 @@ import (
 // addresses ({"type":"peers"}) from its standard input.
 
 func runMesh(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("phalanx mesh", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("phalanx mesh", "phalanx mesh [flags]", stderr,
+		"Runs every member as its own process over real QUIC on loopback, impaired by the profile.",
+		"With --transport stream every member carries its packets on QUIC streams instead of datagrams.",
+		"Exits 0 when every surviving member reached the same hash. A member stopped by the rules",
+		"(dropped, or in a minority; its process exits 3) is not a survivor and not a failure.",
+	)
 	var f runFlags
 	f.register(fs, 4, 600)
 	var kills []string
@@ -96,15 +99,6 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	spectatorsServe := fs.Int("spectators-serve", 2, "each spectator serves at most `N` other spectators")
 	spectatorsAt := fs.Int64("spectators-at", 1, "spectators start once every member stepped `FRAME`, and catch up first")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: phalanx mesh [flags]")
-		fmt.Fprintln(stderr, "\nRuns every member as its own process over real QUIC on loopback, impaired by the profile.")
-		fmt.Fprintln(stderr, "With --transport stream every member carries its packets on QUIC streams instead of datagrams.")
-		fmt.Fprintln(stderr, "Exits 0 when every surviving member reached the same hash. A member stopped by the rules")
-		fmt.Fprintln(stderr, "(dropped, or in a minority; its process exits 3) is not a survivor and not a failure.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
 		return code
 	}

@@ -46,14 +46,7 @@ func contents(t *testing.T, name string) (replay.Header, []replay.Record) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		c := *rec
-		c.Commands = nil
-		for _, cmd := range rec.Commands {
-			cmd.Payload = slices.Clone(cmd.Payload)
-			c.Commands = append(c.Commands, cmd)
-		}
-		c.Sections = slices.Clone(rec.Sections)
-		c.Statement.Signature = slices.Clone(rec.Statement.Signature)
+		c := rec.Clone()
 		c.Trailer.Offset, c.Trailer.Chunks = 0, 0 // where members flush may differ
 		recs = append(recs, c)
 	}
@@ -319,19 +312,7 @@ func writeReplay(t *testing.T, name string, h replay.Header, recs []replay.Recor
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		switch r.Kind {
-		case replay.KindFrame:
-			err = w.Step(r.Frame, r.Commands)
-		case replay.KindCheckpoint:
-			err = w.Checkpoint(r.Frame, r.Hash, r.Sections)
-		case replay.KindChange:
-			err = w.Membership(r.Change)
-		case replay.KindStatement:
-			err = w.Statement(r.Statement)
-		case replay.KindEnd:
-			err = w.Close(r.Trailer.LastFrame, r.Trailer.FinalHash, r.Trailer.Reason)
-		}
-		if err != nil {
+		if err := w.Append(r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -154,21 +154,16 @@ func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
 }
 
 func runSim(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("phalanx sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("phalanx sim", "phalanx sim [flags]", stderr,
+		"Runs members over the virtual network: virtual time, seeded, no sockets.",
+		"Exits 0 when every surviving member stepped identical buckets and reached the same hash;",
+		"members stopped by the rules (dropped, or in a minority after a split) are not survivors,",
+		"and a run in which none survives exits 1.",
+	)
 	var f runFlags
 	f.register(fs, 4, 600)
 	var ff faultFlags
 	ff.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: phalanx sim [flags]")
-		fmt.Fprintln(stderr, "\nRuns members over the virtual network: virtual time, seeded, no sockets.")
-		fmt.Fprintln(stderr, "Exits 0 when every surviving member stepped identical buckets and reached the same hash;")
-		fmt.Fprintln(stderr, "members stopped by the rules (dropped, or in a minority after a split) are not survivors,")
-		fmt.Fprintln(stderr, "and a run in which none survives exits 1.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
 		return code
 	}

@@ -1,7 +1,6 @@
 package locksteptest
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -21,9 +20,9 @@ const (
 	evSpectate // spectator gen may step (spectate.go)
 )
 
+// event is one entry of the run's queue (the network's, netsim.Network):
+// queued at its time with schedule, or at its arrival by carry.
 type event struct {
-	at    time.Duration
-	seq   uint64
 	kind  eventKind
 	to    bucket.Slot
 	from  bucket.Slot
@@ -33,34 +32,8 @@ type event struct {
 	fault int
 }
 
-type queue []*event
-
-func (q queue) Len() int { return len(q) }
-
-func (q queue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-
-func (q *queue) Push(x any) { *q = append(*q, x.(*event)) }
-
-func (q *queue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return e
-}
-
-func (h *harness) push(e *event) {
-	e.seq = h.seq
-	h.seq++
-	heap.Push(&h.q, e)
-}
+// schedule queues e at time at.
+func (h *harness) schedule(at time.Duration, e *event) { h.net.Schedule(at, e) }
 
 func (h *harness) recycle(e *event) {
 	if e.kind == evDeliver || e.kind == evSegment {

@@ -458,3 +458,25 @@ func (w *Writer) Close(final bucket.Frame, hash uint64, reason EndReason) error 
 	w.out = appendTrailer(w.out[:0], Trailer{Reason: reason, Chunks: w.chunks, LastFrame: final, FinalHash: hash, Offset: w.offset})
 	return w.write(w.out)
 }
+
+// Append writes r as a Reader returned it: a frame with Step, a checkpoint
+// with Checkpoint, a change with Membership, a statement with Statement,
+// the trailer with Close. Appending a replay's records in order to a
+// Writer of its header records the same replay again (its chunks may end
+// elsewhere); a tool that edits one edits the records on the way. A record of another kind is an error
+// wrapping ErrInvalid.
+func (w *Writer) Append(r Record) error {
+	switch r.Kind {
+	case KindFrame:
+		return w.Step(r.Frame, r.Commands)
+	case KindCheckpoint:
+		return w.Checkpoint(r.Frame, r.Hash, r.Sections)
+	case KindChange:
+		return w.Membership(r.Change)
+	case KindStatement:
+		return w.Statement(r.Statement)
+	case KindEnd:
+		return w.Close(r.Trailer.LastFrame, r.Trailer.FinalHash, r.Trailer.Reason)
+	}
+	return w.invalid("record of kind %v", r.Kind)
+}

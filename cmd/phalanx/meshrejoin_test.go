@@ -49,16 +49,8 @@ func TestMeshRejoin(t *testing.T) {
 // catches up from a vouched checkpoint and ends on the members' final
 // hash.
 func TestMeshLate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts four processes for a 19 s session")
-	}
-	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
-		"--slots", "4", "--late", "3@100", "--checkpoint-every", "50", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	m := lastJSON(t, out)
+	m, _, errs := meshJSON(t, "four processes for a 19 s session", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
+		"--slots", "4", "--late", "3@100", "--checkpoint-every", "50")
 	if m["identical"] != true || len(m["survivors"].([]any)) != 4 || len(m["events"].([]any)) != 0 {
 		t.Fatalf("identical %v, survivors %v (the late joiner included), events %v\n%s", m["identical"], m["survivors"], m["events"], errs)
 	}
@@ -91,16 +83,8 @@ func TestWatchAndRejoinBadFlags(t *testing.T) {
 // spectators started together, those the members have no room for follow
 // a spectator that serves, and all end on the members' final hash.
 func TestMeshWatchTree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts five processes for a 12 s session")
-	}
-	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "2", "--frames", "300", "--frame-ms", "40", "--profile", "lan",
-		"--spectators", "3", "--spectators-per-member", "1", "--spectators-at", "50", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	m := lastJSON(t, out)
+	m, _, errs := meshJSON(t, "five processes for a 12 s session", "--peers", "2", "--frames", "300", "--frame-ms", "40", "--profile", "lan",
+		"--spectators", "3", "--spectators-per-member", "1", "--spectators-at", "50")
 	specs, _ := m["spectators"].([]any)
 	byMembers, bySpectators := 0, 0
 	for _, s := range specs {

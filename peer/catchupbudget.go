@@ -34,6 +34,13 @@ type streamBudget struct {
 	byPeer     map[peer.ID]int
 }
 
+// active returns how many streams are served.
+func (b *streamBudget) active() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.members + b.spectators
+}
+
 // acquire takes a place for a stream of p (a spectator when spectator is
 // set) and returns the function that gives it back, or the reason it is
 // refused.

@@ -31,11 +31,20 @@ type fetcher struct {
 	// members is the session's member count once known (0: not yet, and
 	// a bucket may be as large as one of bucket.MaxMembers members).
 	members int
+	// A spectator's: follow says it follows redirects to spectators that
+	// serve; serves, once set, are its addresses, as one that serves
+	// (watchserve.go). Both go with every request.
+	follow bool
+	serves atomic.Pointer[[]string]
 }
 
 // request opens a stream to id and sends req.
 func (f *fetcher) request(ctx context.Context, id peer.ID, req catchupRequest) (network.Stream, *bufio.Reader, error) {
 	req.Session = f.session
+	req.Follow = f.follow
+	if s := f.serves.Load(); s != nil {
+		req.Serves = *s
+	}
 	octx, cancel := context.WithTimeout(ctx, catchupRead)
 	s, err := f.h.h.NewStream(octx, id, CatchupProtocol)
 	cancel()
@@ -75,6 +84,13 @@ func (f *fetcher) info(ctx context.Context, id peer.ID) (*catchupInfo, error) {
 	typ, body, err := readMsg(r, nil, maxInfoMessage)
 	if err != nil {
 		return nil, err
+	}
+	if typ == msgRedirect {
+		var rd redirect
+		if json.Unmarshal(body, &rd) != nil || len(rd.Spectators) == 0 {
+			return nil, errors.New("peer: a malformed redirect")
+		}
+		return nil, &redirectError{addrs: rd.Spectators[:min(len(rd.Spectators), maxRedirect*maxRelayAddrs)]}
 	}
 	var in catchupInfo
 	if typ != msgInfo || json.Unmarshal(body, &in) != nil {

@@ -36,6 +36,9 @@ const (
 	msgEnd     = 5 // empty: all asked for was sent
 	msgRefusal = 6 // text: why the request is refused
 	msgWait    = 7 // empty: the member waits to step a frame asked for
+	// msgRedirect is JSON redirect: spectators that serve spectators,
+	// instead of a refusal, to a spectator the member has no room for.
+	msgRedirect = 8
 	// catchupIdle is how long a member waits for a request, and for each
 	// message it sends to leave: a deadline per message, not per stream.
 	catchupIdle = 30 * time.Second
@@ -53,6 +56,12 @@ type catchupRequest struct {
 	// it, and the open slot a late joiner takes (0: none; seats.go)
 	Endpoint string `json:"endpoint,omitempty"`
 	Claim    int    `json:"claim,omitempty"`
+	// Any request of a spectator: Follow says it follows the spectators a
+	// member with no room for it names (a redirect message); Serves, the
+	// addresses of a spectator that serves other spectators
+	// (watchserve.go).
+	Follow bool     `json:"follow,omitempty"`
+	Serves []string `json:"serves,omitempty"`
 	// checkpoint: its frame, the byte offset to send from and the one to
 	// stop before (To; 0: the end)
 	Frame  int64 `json:"frame,omitempty"`
@@ -81,7 +90,12 @@ type catchupServer struct {
 	watchers   watcherSet
 	// onSpectator, when set, hears of each spectator it begins serving.
 	onSpectator func(peer.ID)
-	ctx         context.Context // ends when the member stops serving
+	// relays are spectators that serve spectators, named to those it has
+	// no room for; spectatorOnly: this is a spectator serving spectators,
+	// which serves no member (watchserve.go).
+	relays        relaySet
+	spectatorOnly bool
+	ctx           context.Context // ends when the member stops serving
 }
 
 // handleCatchup serves one catch-up stream, on libp2p's goroutine for it:
@@ -98,9 +112,9 @@ func (h *Host) handleCatchup(s network.Stream) {
 	slot, member := srv.sess.Slot(from)
 	// A peer that may take an open slot is served as a member: it asks for
 	// the session, then claims a slot (seats.go).
-	candidate := !member && srv.sess.seats.mayTake(from)
+	candidate := !member && !srv.spectatorOnly && srv.sess.seats.mayTake(from)
 	switch {
-	case member && slot == srv.sess.Self:
+	case member && (slot == srv.sess.Self || srv.spectatorOnly):
 		writeRefusal(s, "not a member of this session")
 		return
 	case candidate:
@@ -108,16 +122,8 @@ func (h *Host) handleCatchup(s network.Stream) {
 		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
 		writeRefusal(s, "not a member of this session")
 		return
-	case !member:
-		ok, fresh := srv.watchers.admit(from, time.Now(), srv.spectators)
-		if !ok {
-			writeRefusal(s, "busy: no room for another spectator")
-			return
-		}
-		if fresh && srv.onSpectator != nil {
-			srv.onSpectator(from)
-		}
 	}
+	spectator := !member && !candidate
 	release, why := srv.busy.acquire(from, !member && !candidate)
 	if release == nil {
 		writeRefusal(s, why)
@@ -138,6 +144,9 @@ func (h *Host) handleCatchup(s network.Stream) {
 	}
 	if req.Session != srv.sess.ID {
 		writeRefusal(s, "another session")
+		return
+	}
+	if spectator && !srv.admitSpectator(s, from, req) {
 		return
 	}
 	if candidate && req.Kind == "info" && req.Claim > 0 {

@@ -95,6 +95,8 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
 	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
 	checkpointEvery := fs.Int("checkpoint-every", 200, "members save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
+	spectatorsPerMember := fs.Int("spectators-per-member", 0, "each member serves at most `N` spectators, and sends the others to spectators that serve (0: enough for every spectator)")
+	spectatorsServe := fs.Int("spectators-serve", 2, "each spectator serves at most `N` other spectators")
 	spectatorsAt := fs.Int64("spectators-at", 1, "spectators start once every member stepped `FRAME`, and catch up first")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
@@ -159,12 +161,12 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 {
+	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 || *spectatorsPerMember < 0 || *spectatorsServe < 0 || *spectatorsServe > 64 {
 		fmt.Fprintln(stderr, "phalanx mesh: --spectators: want 0 to 32, --spectator-delay 0 or more")
 		return 2
 	}
 	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt,
-		slots: *slots, lateAt: lateAt,
+		slots: *slots, lateAt: lateAt, spectatorsPerMember: *spectatorsPerMember, spectatorsServe: *spectatorsServe,
 		spectators: *spectators, spectatorDelay: *spectatorDelay, spectatorsAt: max(*spectatorsAt, 1), checkpointEvery: *checkpointEvery}
 	if len(rejoinAt) > 0 {
 		if m.keyDir, err = os.MkdirTemp("", "phalanx-mesh-keys-"); err != nil {
@@ -236,6 +238,11 @@ type meshRun struct {
 	spectators     int
 	spectatorDelay time.Duration
 	spectatorsAt   int64
+
+	// spectatorsPerMember and spectatorsServe are
+	// --spectators-per-member and --spectators-serve (meshwatch.go).
+	spectatorsPerMember, spectatorsServe int
+
 	// checkpointEvery is --checkpoint-every, passed to the members.
 	checkpointEvery int
 	keyDir          string

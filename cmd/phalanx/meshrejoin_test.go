@@ -70,3 +70,28 @@ func TestWatchAndRejoinBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshWatchTree: two members serve one spectator each; of three
+// spectators started together, those the members have no room for follow
+// a spectator that serves, and all end on the members' final hash.
+func TestMeshWatchTree(t *testing.T) {
+	m, _, errs := meshJSON(t, "five processes for a 12 s session", "--peers", "2", "--frames", "300", "--frame-ms", "40", "--profile", "lan",
+		"--spectators", "3", "--spectators-per-member", "1", "--spectators-at", "50")
+	specs, _ := m["spectators"].([]any)
+	byMembers, bySpectators := 0, 0
+	for _, s := range specs {
+		s := s.(map[string]any)
+		if s["final_hash"] != m["final_hash"] || s["stepped"] != 299.0 {
+			t.Errorf("spectator %v, members' final hash %v", s, m["final_hash"])
+		}
+		switch s["served_by"] {
+		case "members":
+			byMembers++
+		case "spectators":
+			bySpectators++
+		}
+	}
+	if m["identical"] != true || len(specs) != 3 || byMembers > 2 || bySpectators < 1 {
+		t.Fatalf("identical %v; %d spectators, %d served by members, %d by spectators\n%s", m["identical"], len(specs), byMembers, bySpectators, errs)
+	}
+}

@@ -81,10 +81,7 @@ func must(t *testing.T, err error) {
 // frame to record), read back as written, and refused in a file of format
 // version 3, which had no such kind.
 func TestSpectatorChange(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Session: []byte{1, 0}, FrameLength: 50 * time.Millisecond, SimName: "null", SimVersion: "1",
-		Seed: rng.SeedFromUint64(1), Members: []string{"a", "b"}})
-	must(t, err)
+	w, buf := newTestWriter(t, 2)
 	spec := Change{Kind: ChangeSpectator, Frame: 3, Member: 1, LastFrame: -1, Detail: "spectator-0"}
 	for f := range bucket.Frame(6) {
 		if f == 3 {

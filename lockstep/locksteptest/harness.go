@@ -41,6 +41,7 @@ type member struct {
 	maxWait   time.Duration
 	peakHeld  int
 	sections  []lockstep.Section // reused every frame
+	stepper   *stepper           // its stepping goroutine, with Config.Parallel (parallel.go)
 
 	// Joining (catchup.go): the slot is open and nobody joined it yet; the
 	// member catches up (its live buckets held until it has) and its
@@ -189,6 +190,9 @@ func Run(cfg Config) (*Result, error) {
 		}
 		h.members = append(h.members, m)
 	}
+	if h.parallel() {
+		defer h.startSteppers()()
+	}
 	frame := h.members[0].core.Config().Frame
 	maxTime := cfg.MaxTime
 	if maxTime == 0 {
@@ -239,16 +243,19 @@ func Run(cfg Config) (*Result, error) {
 			return h.res, fmt.Errorf("%w: %v virtual, slowest member at frame %d of %d", ErrTimeout, maxTime, h.slowest(), cfg.Frames)
 		}
 		if e.kind == evFault {
+			h.settleAll()
 			h.inject(cfg.Faults[e.fault])
 			h.recycle(e)
 			continue
 		}
 		if e.kind == evSpectate {
+			h.settleAll()
 			h.spectate(int(e.gen))
 			h.recycle(e)
 			continue
 		}
 		m := h.members[e.to]
+		h.settleDue(m)
 		if e.kind == evDeliver && m.active() && h.now < m.frozen {
 			// A frozen member's socket holds a few datagrams until it
 			// resumes; the rest are lost.
@@ -385,6 +392,10 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 		panic(fmt.Sprintf("locksteptest: member %d got frame %d after %d", m.slot, b.Frame, m.stepped))
 	}
 	h.waited(m)
+	if m.stepper != nil {
+		h.dispatch(m, b)
+		return
+	}
 	m.sim.Step(b.Frame, b.Commands)
 	m.stepped = b.Frame
 	if b.Frame%10 == 0 {

@@ -47,7 +47,7 @@ type stepper struct {
 	pending int
 	every   bucket.Frame // the core's HashInterval
 	urgent  bool         // a checkpoint frame is pending
-	spare   []stepJob // settled jobs, whose buffers are reused
+	spare   []stepJob    // settled jobs, whose buffers are reused
 }
 
 // parallel reports whether the run can step in parallel: nothing reads a

@@ -1,7 +1,6 @@
 package locksteptest
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"time"
@@ -236,7 +235,7 @@ func Run(cfg Config) (*Result, error) {
 		if len(h.q) == 0 {
 			return h.res, errors.New("locksteptest: event queue ran dry")
 		}
-		e := heap.Pop(&h.q).(*event)
+		e := h.q.pop()
 		h.now = e.at
 		if h.now > maxTime {
 			h.finish()

@@ -1,7 +1,6 @@
 package locksteptest
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -33,33 +32,71 @@ type event struct {
 	fault int
 }
 
-type queue []*event
+// queue holds the events in flight in time order, ties in the order they
+// were pushed (seq): a binary heap whose entries carry their keys, so
+// ordering them reads no event.
+type queue []queued
 
-func (q queue) Len() int { return len(q) }
-
-func (q queue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
+type queued struct {
+	at  time.Duration
+	seq uint64
+	e   *event
 }
 
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (a queued) before(b queued) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
 
-func (q *queue) Push(x any) { *q = append(*q, x.(*event)) }
+func (q *queue) push(x queued) {
+	*q = append(*q, x)
+	s := *q
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.before(s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = x
+}
 
-func (q *queue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return e
+// pop removes and returns the first event; the queue must not be empty.
+func (q *queue) pop() *event {
+	s := *q
+	top := s[0].e
+	n := len(s) - 1
+	x := s[n]
+	s[n] = queued{}
+	s = s[:n]
+	*q = s
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && s[r].before(s[c]) {
+			c = r
+		}
+		if !s[c].before(x) {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	s[i] = x
+	return top
 }
 
 func (h *harness) push(e *event) {
 	e.seq = h.seq
 	h.seq++
-	heap.Push(&h.q, e)
+	h.q.push(queued{at: e.at, seq: e.seq, e: e})
 }
 
 func (h *harness) recycle(e *event) {

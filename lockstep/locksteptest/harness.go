@@ -41,6 +41,7 @@ type member struct {
 	peakHeld  int
 	sections  []lockstep.Section // reused every frame
 	stepper   *stepper           // its stepping goroutine, with Config.Parallel (parallel.go)
+	overhead  int                // its core's Config.Overhead, the same for a rejoined core
 
 	// Joining (catchup.go): the slot is open and nobody joined it yet; the
 	// member catches up (its live buckets held until it has) and its
@@ -103,6 +104,7 @@ type harness struct {
 	coreCfg    []lockstep.Config // each member's core configuration, for a rejoin
 	archive    *archive          // what members serve joiners (catchup.go), with rejoin or join faults or spectators only
 	specs      *spectators       // the spectators, once they joined (spectate.go)
+	doneScan   int               // the members before it finished or are inactive (done)
 }
 
 // Run performs one virtual run.
@@ -180,7 +182,7 @@ func Run(cfg Config) (*Result, error) {
 			return nil, err
 		}
 		h.coreCfg = append(h.coreCfg, cc)
-		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), uplink: netsim.NewUplink(cfg.Profile), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1}
+		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), uplink: netsim.NewUplink(cfg.Profile), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1, overhead: core.Config().Overhead}
 		m.links = make([]*netsim.Link, cfg.Members)
 		for j := range cfg.Members {
 			if j != i {
@@ -315,12 +317,16 @@ func Run(cfg Config) (*Result, error) {
 	return h.res, nil
 }
 
+// done reports whether the run is over: every active member stepped the
+// last frame. It is asked once an event, so it scans the members from the
+// first it found unfinished: without a fault a member that finished or is
+// no longer active stays so, and inject scans them all again.
 func (h *harness) done() bool {
 	if !h.spectatorsDone() {
 		return false
 	}
-	for _, m := range h.members {
-		if m.active() && m.stepped < bucket.Frame(h.cfg.Frames-1) {
+	for ; h.doneScan < len(h.members); h.doneScan++ {
+		if m := h.members[h.doneScan]; m.active() && m.stepped < bucket.Frame(h.cfg.Frames-1) {
 			return false
 		}
 	}

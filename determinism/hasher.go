@@ -166,7 +166,13 @@ func (h *Hasher) WriteBool(v bool) {
 }
 
 // WriteBytes appends len(b) as an unsigned varint, then b.
-func (h *Hasher) WriteBytes(b []byte) {
+func (h *Hasher) WriteBytes(b []byte) { writeBytes(h, b) }
+
+// WriteString appends len(s) as an unsigned varint, then the bytes of s.
+func (h *Hasher) WriteString(s string) { writeBytes(h, s) }
+
+// writeBytes is WriteBytes and WriteString: the same bytes either way.
+func writeBytes[B []byte | string](h *Hasher, b B) {
 	h.writeLen(len(b))
 	for len(b) > 0 {
 		if h.n == len(h.buf) {
@@ -175,19 +181,6 @@ func (h *Hasher) WriteBytes(b []byte) {
 		c := copy(h.buf[h.n:], b)
 		h.n += c
 		b = b[c:]
-	}
-}
-
-// WriteString appends len(s) as an unsigned varint, then the bytes of s.
-func (h *Hasher) WriteString(s string) {
-	h.writeLen(len(s))
-	for len(s) > 0 {
-		if h.n == len(h.buf) {
-			h.flush()
-		}
-		c := copy(h.buf[h.n:], s)
-		h.n += c
-		s = s[c:]
 	}
 }
 

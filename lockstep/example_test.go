@@ -62,10 +62,16 @@ func ExampleCore() {
 // transport; here one member alone, over a transport that carries nothing.
 func ExampleSession() {
 	sim := &score{}
+	stepped := make(chan struct{}) // closed once the command is stepped
 	s, err := lockstep.NewSession(lockstep.SessionConfig{
 		Core:      lockstep.Config{Members: 1, Frame: 10 * time.Millisecond, Policy: lockstep.Fixed{Frames: 1}},
 		Sim:       sim,
 		Transport: newMemNet(1).members[0],
+		OnStep: func(_ bucket.Frame, commands []bucket.Command, _ lockstep.Simulation, _ uint64) {
+			if len(commands) > 0 {
+				close(stepped)
+			}
+		},
 	})
 	if err != nil {
 		panic(err)
@@ -76,9 +82,7 @@ func ExampleSession() {
 	if err := s.Submit([]byte{5}); err != nil { // queued; Run stamps and steps it
 		panic(err)
 	}
-	for s.Stats().Core.Commands == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-stepped
 	cancel()
 	<-done
 	fmt.Println("score:", sim.total)

@@ -3,7 +3,6 @@ package lockstep_test
 import (
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,10 +114,9 @@ func (e *scenario) do(d *datadriven.TestData) {
 	case "deliver", "drop":
 		from, to := e.optMember(d, "from"), e.optMember(d, "to")
 		n := 0
-		e.n.inflight = slices.DeleteFunc(e.n.inflight, func(h flight) bool {
-			if (from >= 0 && h.from != bucket.Slot(from)) || (to >= 0 && h.to != bucket.Slot(to)) {
-				return false
-			}
+		for _, h := range e.n.net.Take(func(h flight) bool {
+			return (from < 0 || h.from == bucket.Slot(from)) && (to < 0 || h.to == bucket.Slot(to))
+		}) {
 			n++
 			if d.Cmd == "deliver" {
 				if !e.carries(h.from, h.to) {
@@ -127,8 +125,7 @@ func (e *scenario) do(d *datadriven.TestData) {
 					e.n.cores[h.to].Receive(e.n.now, h.from, h.data)
 				}
 			}
-			return true
-		})
+		}
 		e.printf("%s %d datagram(s)\n", map[string]string{"deliver": "delivered", "drop": "dropped"}[d.Cmd], n)
 	case "partition":
 		var cut []string
@@ -192,7 +189,8 @@ func (e *scenario) init(d *datadriven.TestData) {
 		*c = cfg
 		c.Self = self
 	})
-	e.n.latency, e.n.syncSubmit = latency, false
+	e.n.setLatency(latency)
+	e.n.syncSubmit = false
 	e.n.block = func(_ time.Duration, from, to bucket.Slot) bool { return !e.carries(from, to) }
 	e.n.afterReady = e.print
 	for range members {

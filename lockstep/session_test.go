@@ -211,39 +211,41 @@ func TestNewSessionNeedsATransport(t *testing.T) {
 }
 
 func TestSessionBroadcastEntityDatagrams(t *testing.T) {
-	const members = 3
-	net := newMemNet(members)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	got := make(chan [2]byte, 16)
-	sessions, _ := startSessions(t, ctx, net, func(i int) lockstep.SessionConfig {
-		return lockstep.SessionConfig{
-			Core: lockstep.Config{Members: members, Self: bucket.Slot(i), Frame: 10 * time.Millisecond},
-			Sim:  &countingSim{},
-			OnDatagram: func(from bucket.Slot, data []byte) {
-				got <- [2]byte{byte(from), data[1]}
-			},
+	synctest.Test(t, func(t *testing.T) {
+		const members = 3
+		net := newMemNet(members)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		got := make(chan [2]byte, 16)
+		sessions, _ := startSessions(t, ctx, net, func(i int) lockstep.SessionConfig {
+			return lockstep.SessionConfig{
+				Core: lockstep.Config{Members: members, Self: bucket.Slot(i), Frame: 10 * time.Millisecond},
+				Sim:  &countingSim{},
+				OnDatagram: func(from bucket.Slot, data []byte) {
+					got <- [2]byte{byte(from), data[1]}
+				},
+			}
+		})
+		if err := sessions[0].Broadcast([]byte{0x01, 9}); !errors.Is(err, lockstep.ErrInvalidConfig) {
+			t.Fatalf("Broadcast of a lockstep datagram: %v", err)
+		}
+		if err := sessions[0].Broadcast([]byte{0x02, 42}); err != nil {
+			t.Fatal(err)
+		}
+		for range members - 1 {
+			select {
+			case g := <-got:
+				if g != [2]byte{0, 42} {
+					t.Fatalf("got %v", g)
+				}
+			case <-ctx.Done():
+				t.Fatal("the entity datagram did not arrive")
+			}
+		}
+		if st := sessions[1].Stats(); st.Core.Malformed != 0 {
+			t.Fatalf("entity datagrams counted as malformed: %d", st.Core.Malformed)
 		}
 	})
-	if err := sessions[0].Broadcast([]byte{0x01, 9}); !errors.Is(err, lockstep.ErrInvalidConfig) {
-		t.Fatalf("Broadcast of a lockstep datagram: %v", err)
-	}
-	if err := sessions[0].Broadcast([]byte{0x02, 42}); err != nil {
-		t.Fatal(err)
-	}
-	for range members - 1 {
-		select {
-		case g := <-got:
-			if g != [2]byte{0, 42} {
-				t.Fatalf("got %v", g)
-			}
-		case <-ctx.Done():
-			t.Fatal("the entity datagram did not arrive")
-		}
-	}
-	if st := sessions[1].Stats(); st.Core.Malformed != 0 {
-		t.Fatalf("entity datagrams counted as malformed: %d", st.Core.Malformed)
-	}
 }
 
 // TestSessionCutOffStops: a member cut off from the others for longer than

@@ -11,17 +11,19 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
+	"github.com/phalanx-net/phalanx/netsim"
+	"github.com/phalanx-net/phalanx/rng"
 )
 
-// testNet is the core tests' virtual network, which the scenario scripts
-// (TestScenarios) and the Go tests of the core share: every datagram takes
-// the same latency, so the in-flight queue is in arrival order;
+// testNet drives cores by hand over the virtual network (netsim.Network,
+// the harness's), for the scenario scripts (TestScenarios) and the Go
+// tests of the core: every datagram takes the same latency, and
 // impairments are applied explicitly to each batch of datagrams arriving
 // at the same moment. Every Ready it runs is checked against the core's
 // contract (ready).
 
+// flight is a datagram in flight.
 type flight struct {
-	at       time.Duration
 	from, to bucket.Slot
 	data     []byte
 }
@@ -49,10 +51,10 @@ type testNet struct {
 	cfgs     []lockstep.Config
 	cores    []*lockstep.Core
 	now      time.Duration
-	latency  time.Duration
+	latency  time.Duration // every datagram's: set it with setLatency
 	deadline []time.Duration
 	kick     []bool
-	inflight []flight
+	net      *netsim.Network[flight]
 	rng      *rand.Rand
 
 	// Impairments, applied to each batch of datagrams due at one moment.
@@ -64,7 +66,7 @@ type testNet struct {
 	// drops it).
 	rewrite func(now time.Duration, from, to bucket.Slot, data []byte) []byte
 	// heldUntil holds every datagram sent before it until then, as a
-	// connection that takes that long to set up would.
+	// connection that takes that long to set up would: it is sent then.
 	heldUntil time.Duration
 
 	// syncSubmit calls Ready just before each Submit, so the stamped frame
@@ -102,7 +104,6 @@ func newTestNet(t testing.TB, members int, seed uint64, tweak func(*lockstep.Con
 	t.Helper()
 	n := &testNet{
 		t:             t,
-		latency:       10 * time.Millisecond,
 		rng:           rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
 		syncSubmit:    true,
 		checkDeadline: true,
@@ -117,6 +118,7 @@ func newTestNet(t testing.TB, members int, seed uint64, tweak func(*lockstep.Con
 		n.peerSeal = append(n.peerSeal, slices.Repeat([]bucket.Frame{-1}, members))
 		n.sealTo = append(n.sealTo, slices.Repeat([]bucket.Frame{-1}, members))
 	}
+	n.setLatency(10 * time.Millisecond)
 	n.deadline = make([]time.Duration, members)
 	n.kick = make([]bool, members)
 	n.seqs = make([]uint32, members)
@@ -128,6 +130,20 @@ func newTestNet(t testing.TB, members int, seed uint64, tweak func(*lockstep.Con
 	n.events = make([][]lockstep.Event, members)
 	n.exited = make([]bool, members)
 	return n
+}
+
+// setLatency rebuilds the network with every datagram taking d. It
+// panics if a datagram is in flight.
+func (n *testNet) setLatency(d time.Duration) {
+	if n.net != nil && n.net.Len() > 0 {
+		panic("setLatency with datagrams in flight")
+	}
+	n.latency = d
+	p := netsim.Profile{Name: "core-tests", Phases: []netsim.Phase{{Duration: time.Hour, Conditions: netsim.Conditions{Latency: d}}}}
+	root := rng.New(0, 0)
+	n.net = netsim.NewNetwork[flight](len(n.cores), p, func(from, to int) *rng.PCG {
+		return root.Derive(fmt.Sprintf("link %d->%d", from, to))
+	})
 }
 
 // planRandom schedules commands from every member in slots at seeded random
@@ -157,8 +173,8 @@ func (n *testNet) step(end time.Duration) bool {
 			next = min(next, d)
 		}
 	}
-	if len(n.inflight) > 0 {
-		next = min(next, n.inflight[0].at)
+	if at, ok := n.net.Next(); ok {
+		next = min(next, at)
 	}
 	if len(n.plan) > 0 {
 		next = min(next, n.plan[0].at)
@@ -168,12 +184,11 @@ func (n *testNet) step(end time.Duration) bool {
 		return false
 	}
 	n.now = next
-	k := 0
-	for k < len(n.inflight) && n.inflight[k].at == next {
-		k++
+	var batch []flight
+	for at, ok := n.net.Next(); ok && at == next; at, ok = n.net.Next() {
+		_, fl, _ := n.net.Pop()
+		batch = append(batch, fl)
 	}
-	batch := n.inflight[:k]
-	n.inflight = n.inflight[k:]
 	if n.reverse {
 		slices.Reverse(batch)
 	}
@@ -301,11 +316,7 @@ func (n *testNet) ready(i int) {
 			t.Errorf("member %d: datagram seal %d above own seal %d", i, p.Seal, st.Seal)
 		}
 		lastTo[d.To] = p.Seal
-		at := now + n.latency
-		if now < n.heldUntil {
-			at = n.heldUntil + n.latency // waits for the connection
-		}
-		n.inflight = append(n.inflight, flight{at: at, from: bucket.Slot(i), to: d.To, data: bytes.Clone(d.Data)})
+		n.net.Send(max(now, n.heldUntil), i, int(d.To), len(d.Data), flight{from: bucket.Slot(i), to: d.To, data: bytes.Clone(d.Data)})
 	}
 	for to, seal := range lastTo {
 		if seal < n.sealTo[i][to] {

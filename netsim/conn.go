@@ -1,7 +1,6 @@
 package netsim
 
 import (
-	"container/heap"
 	"errors"
 	"net"
 	"slices"
@@ -76,8 +75,7 @@ type Conn struct {
 	profile Profile
 	links   map[string]*connLink
 	swept   time.Duration // when idle links were last looked for
-	queue   pendingQueue
-	seq     uint64
+	queue   timed[pending]
 	closed  bool
 	stats   ConnStats
 	delays  []time.Duration // ring of the last MaxDelaySamples delays
@@ -150,12 +148,11 @@ func (w *Conn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	}
 	data := append([]byte(nil), b...)
 	for _, at := range d.Arrival[:d.Copies] {
-		if len(w.queue) >= MaxPending {
+		if w.queue.len() >= MaxPending {
 			w.stats.Overflow++
 			continue
 		}
-		w.seq++
-		heap.Push(&w.queue, pending{at: at, seq: w.seq, data: data, addr: addr})
+		w.queue.push(at, pending{data: data, addr: addr})
 	}
 	select {
 	case w.wake <- struct{}{}:
@@ -211,12 +208,13 @@ func (w *Conn) run() {
 		w.mu.Lock()
 		now := time.Since(w.start)
 		due = due[:0]
-		for len(w.queue) > 0 && w.queue[0].at <= now {
-			due = append(due, heap.Pop(&w.queue).(pending))
+		for at, ok := w.queue.peek(); ok && at <= now; at, ok = w.queue.peek() {
+			_, p := w.queue.pop()
+			due = append(due, p)
 		}
 		wait := time.Duration(-1)
-		if len(w.queue) > 0 {
-			wait = w.queue[0].at - now
+		if at, ok := w.queue.peek(); ok {
+			wait = at - now
 		}
 		w.mu.Unlock()
 
@@ -267,7 +265,7 @@ func (w *Conn) linkCount() int {
 func (w *Conn) Pending() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.queue)
+	return w.queue.len()
 }
 
 // Close discards the held datagrams, stops the goroutine and closes the
@@ -279,7 +277,7 @@ func (w *Conn) Close() error {
 		return nil
 	}
 	w.closed = true
-	w.queue = nil
+	w.queue = timed[pending]{}
 	w.mu.Unlock()
 	close(w.done)
 	w.wg.Wait()
@@ -335,30 +333,9 @@ func (w *Conn) SetWriteBuffer(n int) error {
 	return errNoBuffer
 }
 
-// pending is a held datagram. Copies of one datagram share data.
+// pending is a held datagram (queued at its arrival time). Copies of one
+// datagram share data.
 type pending struct {
-	at   time.Duration
-	seq  uint64 // order of scheduling: ties leave in the order they came
 	data []byte
 	addr net.Addr
-}
-
-// pendingQueue is a min-heap on (at, seq).
-type pendingQueue []pending
-
-func (q pendingQueue) Len() int { return len(q) }
-func (q pendingQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-func (q pendingQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *pendingQueue) Push(x any)   { *q = append(*q, x.(pending)) }
-func (q *pendingQueue) Pop() any {
-	old := *q
-	p := old[len(old)-1]
-	old[len(old)-1] = pending{}
-	*q = old[:len(old)-1]
-	return p
 }

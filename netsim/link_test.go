@@ -333,14 +333,38 @@ func TestLinkCopiesProfile(t *testing.T) {
 	}
 }
 
-func TestLinkSendDoesNotAllocate(t *testing.T) {
+// A Link's Send, an Uplink's Admit and a Network's Send and Pop (once its
+// queue has grown) do not allocate.
+func TestModelsDoNotAllocate(t *testing.T) {
 	l := NewLink(named(t, "bad"), rng.New(1, 1))
+	u := NewUplink(named(t, "modem"))
+	n := NewNetwork[int](2, named(t, "bad"), func(from, to int) *rng.PCG { return rng.New(uint64(from), uint64(to)) })
+	for k := range 100 { // grow the queue
+		n.Schedule(time.Duration(k), k)
+	}
+	for n.Len() > 0 {
+		n.Pop()
+	}
 	var now time.Duration
-	if allocs := testing.AllocsPerRun(1000, func() {
-		now += time.Millisecond
-		l.Send(now, 100)
-	}); allocs != 0 {
-		t.Fatalf("Send allocates %v times per call", allocs)
+	for _, tt := range []struct {
+		name string
+		call func()
+	}{
+		{"Link.Send", func() { l.Send(now, 100) }},
+		{"Uplink.Admit", func() { u.Admit(now, 100) }},
+		{"Network.Send and Pop", func() {
+			n.Send(now, 0, 1, 100, 1)
+			for n.Len() > 20 {
+				n.Pop()
+			}
+		}},
+	} {
+		if allocs := testing.AllocsPerRun(1000, func() {
+			now += time.Millisecond
+			tt.call()
+		}); allocs != 0 {
+			t.Errorf("%s allocates %v times per call", tt.name, allocs)
+		}
 	}
 }
 

@@ -166,14 +166,3 @@ func TestUplinkPanics(t *testing.T) {
 	mustPanic(t, "Admit(negative time)", func() { u.Admit(-1, 1) })
 	mustPanic(t, "Admit(negative size)", func() { u.Admit(0, -1) })
 }
-
-func TestUplinkAdmitDoesNotAllocate(t *testing.T) {
-	u := NewUplink(named(t, "modem"))
-	var now time.Duration
-	if allocs := testing.AllocsPerRun(1000, func() {
-		now += time.Millisecond
-		u.Admit(now, 100)
-	}); allocs != 0 {
-		t.Fatalf("Admit allocates %v times per call", allocs)
-	}
-}

@@ -15,7 +15,38 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/quic-go/quic-go"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
 )
+
+// tally is the tests' small simulation: its state is a running hash of
+// every bucket.
+type tally struct{ state uint64 }
+
+func (s *tally) Step(f bucket.Frame, cmds []bucket.Command) {
+	s.state = s.state*1099511628211 ^ lockstep.InputHash(f, cmds)
+}
+
+func (s *tally) Hash() uint64 { return s.state }
+
+// opening is the result of a NewTransport run by openTransport.
+type opening struct {
+	tr  *Transport
+	err error
+}
+
+// openTransport runs NewTransport in a goroutine, which ends when it
+// returns (at the latest when ctx ends), and returns where its result
+// arrives.
+func openTransport(ctx context.Context, h *Host, s *Agreement, cfg TransportConfig) <-chan opening {
+	c := make(chan opening, 1)
+	go func() {
+		tr, err := NewTransport(ctx, h, s, cfg)
+		c <- opening{tr, err}
+	}()
+	return c
+}
 
 // testLogger logs to stderr when PHALANX_TEST_LOG is set, else nowhere.
 // (t.Log cannot be used: libp2p goroutines may log after a test ends.)

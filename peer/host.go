@@ -214,17 +214,21 @@ func (h *Host) ID() peer.ID { return h.h.ID() }
 
 // Addrs returns the host's listen addresses as full multiaddrs ending in
 // /p2p/ID, ready to hand to another member.
-func (h *Host) Addrs() []ma.Multiaddr {
-	addrs, err := peer.AddrInfoToP2pAddrs(&peer.AddrInfo{ID: h.h.ID(), Addrs: h.h.Addrs()})
-	if err != nil {
-		panic("peer: host has an invalid peer ID: " + err.Error())
-	}
-	return addrs
-}
+func (h *Host) Addrs() []ma.Multiaddr { return p2pAddrs(h.h) }
 
 // AddrInfo returns the host's ID and listen addresses.
 func (h *Host) AddrInfo() peer.AddrInfo {
 	return peer.AddrInfo{ID: h.h.ID(), Addrs: h.h.Addrs()}
+}
+
+// p2pAddrs returns h's listen addresses as full multiaddrs ending in
+// /p2p/ID. It panics if h's ID is invalid, which a running host's is not.
+func p2pAddrs(h host.Host) []ma.Multiaddr {
+	addrs, err := peer.AddrInfoToP2pAddrs(&peer.AddrInfo{ID: h.ID(), Addrs: h.Addrs()})
+	if err != nil {
+		panic("peer: host has an invalid peer ID: " + err.Error())
+	}
+	return addrs
 }
 
 // DatagramAddr returns the local address of the datagram channel's UDP

@@ -15,15 +15,6 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep/replay"
 )
 
-// tally is a small simulation for member tests.
-type tally struct{ state uint64 }
-
-func (s *tally) Step(f bucket.Frame, cmds []bucket.Command) {
-	s.state = s.state*1099511628211 ^ lockstep.InputHash(f, cmds)
-}
-
-func (s *tally) Hash() uint64 { return s.state }
-
 // TestMembersPushAndPullAgree runs two members over QUIC on loopback to an
 // agreed end: member A steps its simulation on the member's goroutine, B
 // in pull mode from a game loop of its own. Both must stop at the last

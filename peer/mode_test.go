@@ -2,13 +2,9 @@ package peer
 
 import (
 	"context"
-	"crypto/rand"
 	"net"
 	"testing"
 	"time"
-
-	"github.com/libp2p/go-libp2p/core/crypto"
-	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
 )
 
 // TestTransportModeNotFromUnauthenticatedHello: a ClientHello that offers
@@ -26,26 +22,11 @@ func TestTransportModeNotFromUnauthenticatedHello(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	type result struct {
-		tr  *Transport
-		err error
-	}
-	listening := make(chan result, 1)
-	go func() {
-		tr, err := NewTransport(ctx, hosts[higher], sessions[higher], TransportConfig{Logger: testLogger()})
-		listening <- result{tr, err}
-	}()
+	listening := openTransport(ctx, hosts[higher], sessions[higher], TransportConfig{Logger: testLogger()})
 
 	// The forger: a stranger's identity on the lower member's own socket,
 	// dialling for the stream mode.
-	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ident, err := libp2ptls.NewIdentity(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ident := newIdentity(t)
 	for range 3 {
 		conf := clientTLS(ident, hosts[higher].ID())
 		conf.NextProtos = []string{ALPNStream}

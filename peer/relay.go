@@ -153,13 +153,7 @@ func (r *Relay) ID() peer.ID { return r.h.ID() }
 
 // Addrs returns the relay's listen addresses as full multiaddrs ending in
 // /p2p/ID.
-func (r *Relay) Addrs() []ma.Multiaddr {
-	addrs, err := peer.AddrInfoToP2pAddrs(&peer.AddrInfo{ID: r.h.ID(), Addrs: r.h.Addrs()})
-	if err != nil {
-		panic("peer: relay has an invalid peer ID: " + err.Error())
-	}
-	return addrs
-}
+func (r *Relay) Addrs() []ma.Multiaddr { return p2pAddrs(r.h) }
 
 // Registrations returns how many members wait in how many lobbies.
 func (r *Relay) Registrations() (members, lobbies int) {

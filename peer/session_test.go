@@ -11,16 +11,6 @@ import (
 	"github.com/phalanx-net/phalanx/netsim"
 )
 
-// hashSim is a small simulation for the integration tests: its state is a
-// running hash of every bucket.
-type hashSim struct{ state uint64 }
-
-func (s *hashSim) Step(f bucket.Frame, cmds []bucket.Command) {
-	s.state = s.state*1099511628211 ^ lockstep.InputHash(f, cmds)
-}
-
-func (s *hashSim) Hash() uint64 { return s.state }
-
 // TestSessionsOverQUICBadProfile: four members, each in its own goroutines,
 // play 400 frames over real QUIC on loopback impaired by the bad profile
 // (13% loss in bursts, heavy jitter, reordering, duplication) and step
@@ -95,7 +85,7 @@ func playSession(t *testing.T, limit time.Duration, sessions []*Agreement, trs [
 		cfg.Members, cfg.Self, cfg.Session, cfg.Start = members, sess.Self, sess.Tag(), start
 		s, err := lockstep.NewSession(lockstep.SessionConfig{
 			Core:      cfg,
-			Sim:       &hashSim{},
+			Sim:       &tally{},
 			Transport: trs[i],
 			Clock:     clock,
 			OnStep: func(f bucket.Frame, _ []bucket.Command, sim lockstep.Simulation, _ uint64) {

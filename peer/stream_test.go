@@ -143,15 +143,7 @@ func TestStreamFramesFromRawMember(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	type result struct {
-		tr  *Transport
-		err error
-	}
-	opened := make(chan result, 1)
-	go func() {
-		tr, err := NewTransport(ctx, h, sess, TransportConfig{Mode: ModeStream, Logger: testLogger()})
-		opened <- result{tr, err}
-	}()
+	opened := openTransport(ctx, h, sess, TransportConfig{Mode: ModeStream, Logger: testLogger()})
 	conf := clientTLS(ident, h.ID())
 	conf.NextProtos = []string{ALPNStream}
 	var conn *quic.Conn

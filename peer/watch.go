@@ -95,6 +95,7 @@ func Watch(ctx context.Context, cfg WatchConfig) (Watched, error) {
 		return w, err
 	}
 	w.Agreement = sess
+	f.members = len(sess.Members)
 	sim := cfg.NewSim(sess)
 	frame := sess.Frame()
 	w.DelayFrames = int((cfg.Delay + frame - 1) / frame)

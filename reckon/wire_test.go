@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/phalanx-net/phalanx/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -38,14 +38,6 @@ func updates3() []Update[Vec3] {
 	}
 }
 
-func hexDump(b []byte) string {
-	var s strings.Builder
-	for off := 0; off < len(b); off += 16 {
-		fmt.Fprintf(&s, "%04x  % x\n", off, b[off:min(off+16, len(b))])
-	}
-	return s.String()
-}
-
 func TestUpdateRoundTrip(t *testing.T) {
 	for _, u := range updates2() {
 		roundTrip(t, u)
@@ -63,7 +55,7 @@ func roundTrip[V Vector[V]](t *testing.T, u Update[V]) {
 	}
 	got, err := ParseUpdate[V](b)
 	if err != nil {
-		t.Fatalf("%+v: %v\n%s", u, err, hexDump(b))
+		t.Fatalf("%+v: %v\n%s", u, err, golden.HexDump(b))
 	}
 	// Every value chosen is exact in float32 and in ticks.
 	if got != u {
@@ -82,7 +74,7 @@ func TestUpdateSizes(t *testing.T) {
 		{AppendUpdate(nil, Update[Vec3]{Entity: math.MaxUint64, State: State3{Pos: Vec3{1, 1, 1}, Vel: Vec3{1, 1, 1}, Acc: Vec3{1, 1, 1}, At: math.MinInt64}}), MaxUpdateSize},
 	} {
 		if len(tt.b) != tt.want {
-			t.Errorf("%d bytes, want %d:\n%s", len(tt.b), tt.want, hexDump(tt.b))
+			t.Errorf("%d bytes, want %d:\n%s", len(tt.b), tt.want, golden.HexDump(tt.b))
 		}
 	}
 }
@@ -126,7 +118,7 @@ func TestParseUpdateRejectsEveryTruncation(t *testing.T) {
 				_, err = ParseUpdate[Vec2](b[:n])
 			}
 			if !errors.Is(err, ErrMalformed) {
-				t.Errorf("%d of %d bytes: error %v, want ErrMalformed\n%s", n, len(b), err, hexDump(b))
+				t.Errorf("%d of %d bytes: error %v, want ErrMalformed\n%s", n, len(b), err, golden.HexDump(b))
 			}
 		}
 	}
@@ -172,28 +164,7 @@ func TestParseUpdateRejects(t *testing.T) {
 // into the document.
 func TestUpdateDocExample(t *testing.T) {
 	b := AppendUpdate(nil, docExampleUpdate())
-	got := hexDump(b)
-	golden := filepath.Join("testdata", "update_example.hex")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("encoding of the example changed\n got:\n%s\nwant:\n%s", got, want)
-	}
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "dead-reckoning.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(doc), got) {
-		t.Fatalf("docs/dead-reckoning.md does not contain the example's hex dump:\n%s", got)
-	}
-	if !strings.Contains(string(doc), fmt.Sprintf("(%d bytes)", len(b))) {
-		t.Errorf("docs/dead-reckoning.md does not state the example's size as (%d bytes)", len(b))
-	}
+	got := golden.HexDump(b)
+	golden.Check(t, filepath.Join("testdata", "update_example.hex"), []byte(got), *update)
+	golden.InDoc(t, filepath.Join("..", "docs", "dead-reckoning.md"), got, fmt.Sprintf("(%d bytes)", len(b)))
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -130,8 +129,13 @@ type benchResult struct {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("phalanx bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("phalanx bench", "phalanx bench [flags]", stderr,
+		"Runs the scheduling policies (adaptive, aoe, bucket-rtt, fixed:4) over both transports",
+		"(datagram, stream) on every network profile in virtual time with the null simulation,",
+		"plus the netlib article's scenario (RTT 200 ms, 2% loss); prints a markdown report and",
+		"writes plots. Progress goes to stderr. Exits 1 if a run over datagrams failed or",
+		"diverged; failures of the stream baseline are reported, not fatal.",
+	)
 	var f benchFlags
 	fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("short runs (%d frames a run unless --frames): the whole matrix in well under a minute", benchQuickFrames))
 	fs.BoolVar(&f.json, "json", false, `print {"runs": [...], ...} as one JSON object on the last line`)
@@ -143,16 +147,6 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.frontier, "frontier", false, "instead of the matrix, sweep fixed:N against adaptive on each profile, member count (--members) and seed (--seeds), and print the Pareto frontier (4,000 frames a run, phased 7,200, unless --frames)")
 	fs.IntVar(&f.seeds, "seeds", 5, "--frontier: how many seeds, from --seed on")
 	fs.StringVar(&f.members, "members", "4,8", "--frontier: comma-separated member counts")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: phalanx bench [flags]")
-		fmt.Fprintln(stderr, "\nRuns the scheduling policies (adaptive, aoe, bucket-rtt, fixed:4) over both transports")
-		fmt.Fprintln(stderr, "(datagram, stream) on every network profile in virtual time with the null simulation,")
-		fmt.Fprintln(stderr, "plus the netlib article's scenario (RTT 200 ms, 2% loss); prints a markdown report and")
-		fmt.Fprintln(stderr, "writes plots. Progress goes to stderr. Exits 1 if a run over datagrams failed or")
-		fmt.Fprintln(stderr, "diverged; failures of the stream baseline are reported, not fatal.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
 		return code
 	}

@@ -2,14 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"encoding/xml"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/phalanx-net/phalanx/internal/chart"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/netsim"
 )
@@ -129,22 +127,8 @@ func checkSVG(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	d := xml.NewDecoder(f)
-	root := ""
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok && root == "" {
-			root = se.Name.Local
-		}
-	}
-	if root != "svg" {
-		t.Fatalf("%s: root element %q", path, root)
+	if err := chart.CheckSVG(f); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 

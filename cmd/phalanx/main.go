@@ -86,6 +86,23 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, `run "phalanx <command> -h" for the flags of one command`)
 }
 
+// newFlagSet returns the flag set of the command called name, writing to
+// stderr. Its usage message is "usage: " and usage, a blank line, the
+// lines of about, a blank line and the flags.
+func newFlagSet(name, usage string, stderr io.Writer, about ...string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n\n", usage)
+		for _, l := range about {
+			fmt.Fprintln(stderr, l)
+		}
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseFlags parses a command's flags, refuses positional arguments and runs
 // check. It returns -1 when the command should go on, or the exit code: 0
 // after -h, 2 after a usage error (printed to the flag set's output).

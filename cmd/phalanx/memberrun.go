@@ -45,7 +45,7 @@ func (r *memberRun) started(s *peer.Agreement, g *game) {
 	r.sess, r.g = s, g
 	r.res.Slot = int(s.Self)
 	r.batch.Slot = int(s.Self)
-	r.cursors = cursor.New(cursor.Config{Members: r.mf.peers, Self: int(s.Self), Seed: s.Seed.Uint64()})
+	r.cursors = cursor.New(cursor.Config{Members: r.mf.slotCount(), Self: int(s.Self), Seed: s.Seed.Uint64()})
 	r.cpuStart, r.from = cpuSeconds(), time.Now()
 }
 

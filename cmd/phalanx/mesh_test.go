@@ -17,19 +17,28 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// meshJSON runs phalanx mesh with args and --json, its members processes
+// of this test binary, and returns the JSON object it printed last and its
+// output, failing the test unless it exits 0. It is skipped in -short
+// mode, where starting what says would take too long.
+func meshJSON(t *testing.T, what string, args ...string) (m map[string]any, out, errs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts " + what)
+	}
+	t.Setenv("PHALANX_TEST_MEMBER", "1")
+	code, out, errs := runCLI(t, append(append([]string{"mesh"}, args...), "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	return lastJSON(t, out), out, errs
+}
+
 // TestMeshKilledMember: four member processes play over QUIC on loopback;
 // one is killed mid-game; the survivors drop it with agreement and end
 // identical.
 func TestMeshKilledMember(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts four processes for a 15 s session")
-	}
-	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "4", "--frames", "300", "--profile", "lan", "--sim", "null", "--kill", "1@80", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	m := lastJSON(t, out)
+	m, _, errs := meshJSON(t, "four processes for a 15 s session", "--peers", "4", "--frames", "300", "--profile", "lan", "--sim", "null", "--kill", "1@80")
 	if m["identical"] != true || len(m["survivors"].([]any)) != 3 {
 		t.Fatalf("identical %v, survivors %v", m["identical"], m["survivors"])
 	}
@@ -56,15 +65,7 @@ func TestMeshKilledMember(t *testing.T) {
 // TestMeshStream: three member processes play over QUIC streams, the
 // baseline, on the bad profile and end identical; the JSON says how.
 func TestMeshStream(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three processes for a 2 s session")
-	}
-	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "80", "--frame-ms", "25", "--profile", "bad", "--sim", "null", "--transport", "stream", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	m := lastJSON(t, out)
+	m, out, _ := meshJSON(t, "three processes for a 2 s session", "--peers", "3", "--frames", "80", "--frame-ms", "25", "--profile", "bad", "--sim", "null", "--transport", "stream")
 	if m["identical"] != true || m["transport"] != "stream" || len(m["survivors"].([]any)) != 3 {
 		t.Fatalf("identical %v, transport %v, survivors %v", m["identical"], m["transport"], m["survivors"])
 	}
@@ -89,15 +90,7 @@ func TestMeshBadFlags(t *testing.T) {
 // finish identical; it learns it was dropped, stops and exits with
 // exitStopped, and the mesh counts it as stopped, not as a failure.
 func TestMeshFrozenMember(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three processes for a 20 s session")
-	}
-	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "400", "--profile", "lan", "--sim", "null", "--freeze", "1@60:10s", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	m := lastJSON(t, out)
+	m, _, errs := meshJSON(t, "three processes for a 20 s session", "--peers", "3", "--frames", "400", "--profile", "lan", "--sim", "null", "--freeze", "1@60:10s")
 	if m["identical"] != true || len(m["survivors"].([]any)) != 2 {
 		t.Fatalf("identical %v, survivors %v\n%s", m["identical"], m["survivors"], errs)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"container/heap"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -71,9 +70,9 @@ func mergeMethods(all []map[reckon.Method]reckon.Metrics) map[string]reckon.Metr
 // simulateCursors shares every member's cursor (examples/rts/cursor) over
 // the profile's impairment models in virtual time, at the frame rate, for
 // the run's length: the dead-reckoning half of phalanx sim. The updates go
-// through a netsim uplink and link of their own (entity updates travel
-// outside the lockstep agreement; the lockstep traffic is not modelled
-// here).
+// over a virtual network of their own (netsim.Network, the harness's kind;
+// entity updates travel outside the lockstep agreement, and the lockstep
+// traffic is not modelled here).
 func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
 	return simulateCursorsThen(f, profile, nil)
 }
@@ -120,28 +119,20 @@ func runCursors(f *runFlags, profile netsim.Profile, interest *reckon.Interest, 
 	frame := time.Duration(f.frameMS) * time.Millisecond
 	root := rng.SeedFromUint64(f.seed).PCG().Derive("cursors")
 	shares := make([]*cursor.Share, f.peers)
-	uplinks := make([]*netsim.Uplink, f.peers)
-	links := make([][]*netsim.Link, f.peers)
 	truths := cursor.NewTruths(f.seed, f.peers)
 	for i := range f.peers {
 		// With filters, only what is on screen is compared (compareInterest).
 		shares[i] = cursor.New(cursor.Config{Members: f.peers, Self: i, Seed: f.seed, Interest: interest, OnScreen: true, OnScreenOnly: interest != nil, Truths: truths})
-		uplinks[i] = netsim.NewUplink(profile)
-		links[i] = make([]*netsim.Link, f.peers)
-		for j := range f.peers {
-			if j != i {
-				links[i][j] = netsim.NewLink(profile, root.Derive(fmt.Sprintf("%d->%d", i, j)))
-			}
-		}
 	}
-	var q updateQueue
+	net := netsim.NewNetwork[cursorUpdate](f.peers, profile, func(from, to int) *rng.PCG {
+		return root.Derive(fmt.Sprintf("%d->%d", from, to))
+	})
 	var now time.Duration
 	var run cursorRun
-	seq := 0 // orders updates that arrive at the same time
 	for fr := 0; fr < f.frames; fr++ {
 		now = time.Duration(fr) * frame
-		for q.Len() > 0 && q[0].at <= now {
-			u := heap.Pop(&q).(queuedUpdate)
+		for at, ok := net.Next(); ok && at <= now; at, ok = net.Next() {
+			_, u, _ := net.Pop()
 			_ = shares[u.to].Receive(now, u.from, u.data)
 		}
 		for i, s := range shares {
@@ -149,15 +140,7 @@ func runCursors(f *runFlags, profile netsim.Profile, interest *reckon.Interest, 
 				size := len(data) + wire.Overhead
 				run.bytes += int64(size)
 				run.updates++
-				depart, ok := uplinks[i].Admit(now, size)
-				if !ok {
-					return
-				}
-				d := links[i][j].Send(depart, size)
-				for _, at := range d.Arrival[:d.Copies] {
-					seq++
-					heap.Push(&q, queuedUpdate{at: at, seq: seq, from: i, to: j, data: data})
-				}
+				net.Send(now, i, j, size, cursorUpdate{from: i, to: j, data: data})
 			})
 		}
 	}
@@ -174,27 +157,8 @@ func runCursors(f *runFlags, profile netsim.Profile, interest *reckon.Interest, 
 	return run
 }
 
-type queuedUpdate struct {
-	at       time.Duration
-	seq      int
+// cursorUpdate is an entity update in flight.
+type cursorUpdate struct {
 	from, to int
 	data     []byte
-}
-
-type updateQueue []queuedUpdate
-
-func (q updateQueue) Len() int { return len(q) }
-func (q updateQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-func (q updateQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *updateQueue) Push(x any)   { *q = append(*q, x.(queuedUpdate)) }
-func (q *updateQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
 }

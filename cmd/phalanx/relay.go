@@ -40,22 +40,16 @@ const publicCIDRUsage = "treat addresses in `CIDR` as public, as the internet's 
 
 // runRelay is phalanx relay: a relay and lobby directory until interrupted.
 func runRelay(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("phalanx relay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("phalanx relay", "phalanx relay --listen MULTIADDR --key FILE [--json]", stderr,
+		"Runs the meeting point of members behind NATs (phalanx peer --relay ADDR --lobby NAME):",
+		"a circuit relay v2 and a lobby directory. Prints its full address on a line of its own.",
+	)
 	listen := fs.String("listen", "/ip4/0.0.0.0/udp/4001/quic-v1", "libp2p listen multiaddr (QUIC)")
 	key := fs.String("key", "", "identity key file (created if missing; keep it, so the relay's address stays the same)")
 	asJSON := fs.Bool("json", false, "print the address as one JSON line with \"addr\"")
 	verbose := fs.Bool("v", false, "log every registration")
 	var cidrs publicCIDRs
 	fs.Var(&cidrs, "public-cidr", publicCIDRUsage)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: phalanx relay --listen MULTIADDR --key FILE [--json]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Runs the meeting point of members behind NATs (phalanx peer --relay ADDR --lobby NAME):")
-		fmt.Fprintln(stderr, "a circuit relay v2 and a lobby directory. Prints its full address on a line of its own.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0

@@ -145,11 +145,12 @@ func (f *runFlags) coreConfig(p netsim.Profile) lockstep.Config {
 
 // applyTo sets the policy, budget and timeouts of the flags on c, a
 // member's core configuration, leaving what the lobby agreed (members,
-// slot, session tag, start, frame length, initial delay) and the member's
+// slot, session tag, start, frame length, initial delay, open slots) and the member's
 // signing as they are, but for --unsigned.
 func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
 	own := f.coreConfig(p)
 	own.Members, own.Self, own.Session, own.Start, own.Frame, own.InitialDelay = c.Members, c.Self, c.Session, c.Start, c.Frame, c.InitialDelay
+	own.Open = c.Open
 	own.Logger, own.Signer, own.Verifier = c.Logger, c.Signer, c.Verifier
 	if f.unsigned {
 		own.Signer, own.Verifier = nil, nil
@@ -158,22 +159,17 @@ func (f *runFlags) applyTo(c *lockstep.Config, p netsim.Profile) {
 }
 
 func runSim(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("phalanx sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("phalanx sim", "phalanx sim [flags]", stderr,
+		"Runs members over the virtual network: virtual time, seeded, no sockets.",
+		"Exits 0 when every surviving member stepped identical buckets and reached the same hash;",
+		"members stopped by the rules (dropped, or in a minority after a split) are not survivors,",
+		"and a run in which none survives exits 1.",
+	)
 	var f runFlags
 	f.register(fs, 4, 600)
 	var ff faultFlags
 	ff.register(fs)
 	cpuprofile := fs.String("cpuprofile", "", "developer flag: write a CPU profile of the run to `FILE` (read it with go tool pprof)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: phalanx sim [flags]")
-		fmt.Fprintln(stderr, "\nRuns members over the virtual network: virtual time, seeded, no sockets.")
-		fmt.Fprintln(stderr, "Exits 0 when every surviving member stepped identical buckets and reached the same hash;")
-		fmt.Fprintln(stderr, "members stopped by the rules (dropped, or in a minority after a split) are not survivors,")
-		fmt.Fprintln(stderr, "and a run in which none survives exits 1.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
 		return code
 	}
@@ -215,6 +211,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	hc := f.harnessConfig(profile, g)
 	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
+	hc.OnSpectator = rec.spectatorHook()
 	hc.Faults, hc.Perturb = ff.faults, g.perturb
 	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
 	hc.Spectators, hc.SpectatorDelay, hc.SpectatorsFrom = ff.spectators, ff.spectatorDelay, bucket.Frame(ff.spectatorsAt)

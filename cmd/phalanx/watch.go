@@ -95,7 +95,7 @@ func runWatch(args []string, stdout, stderr io.Writer) int {
 	w, err := peer.Watch(ctx, peer.WatchConfig{
 		Host: host, Join: others, SessionID: *session, Delay: *delay, Logger: logger,
 		NewSim: func(s *peer.Agreement) lockstep.Simulation {
-			g, err := newGame(s.Params.Sim, s.Params.Members, s.Seed.Uint64())
+			g, err := newGame(s.Params.Sim, max(s.Params.Members, s.Params.Slots), s.Seed.Uint64())
 			if err != nil {
 				gameErr = err
 				return noSim{}

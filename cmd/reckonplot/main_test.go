@@ -2,12 +2,11 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/phalanx-net/phalanx/internal/chart"
 )
 
 // TestPictureIsUpToDate checks that the committed picture is what the
@@ -18,15 +17,8 @@ func TestPictureIsUpToDate(t *testing.T) {
 	if err := render(&got); err != nil {
 		t.Fatal(err)
 	}
-	d := xml.NewDecoder(bytes.NewReader(got.Bytes()))
-	for {
-		_, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v", err)
-		}
+	if err := chart.CheckSVG(bytes.NewReader(got.Bytes())); err != nil {
+		t.Fatal(err)
 	}
 	want, err := os.ReadFile(filepath.Join("..", "..", "docs", "images", "convergence.svg"))
 	if err != nil {

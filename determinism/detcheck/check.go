@@ -34,17 +34,8 @@ func checkFile(pass *analysis.Pass, rep *reporter, pure *purity, f *ast.File) {
 				msg: "import of unsafe: memory layout and pointer values are not portable between peers"})
 		}
 	}
-	var stack []ast.Node
-	ast.Inspect(f, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		var parent ast.Node
-		if len(stack) > 0 {
-			parent = stack[len(stack)-1]
-		}
-		stack = append(stack, n)
+	inspectStack(f, func(n ast.Node, stack []ast.Node) bool {
+		parent := ancestor(stack, 2)
 		stmt := enclosingStmt(stack)
 		switch n := n.(type) {
 		case *ast.RangeStmt:

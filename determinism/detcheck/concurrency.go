@@ -155,16 +155,10 @@ func singleProducers(info *types.Info, body *ast.BlockStmt) map[types.Object]*as
 func singleProducer(info *types.Info, body *ast.BlockStmt, ch types.Object) *ast.GoStmt {
 	var producer *ast.GoStmt
 	ok := true
-	var stack []ast.Node
-	ast.Inspect(body, func(n ast.Node) bool {
+	inspectStack(body, func(n ast.Node, stack []ast.Node) bool {
 		if !ok {
 			return false
 		}
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		stack = append(stack, n)
 		switch n := n.(type) {
 		case *ast.SelectStmt:
 			if mentions(info, n, ch) {
@@ -220,16 +214,10 @@ func inLoop(stack []ast.Node) bool {
 func producerBody(info *types.Info, lit *ast.FuncLit, ch types.Object) bool {
 	ok := true
 	inside := func(obj types.Object) bool { return obj != nil && lit.Pos() <= obj.Pos() && obj.Pos() < lit.End() }
-	var stack []ast.Node
-	ast.Inspect(lit.Body, func(n ast.Node) bool {
+	inspectStack(lit.Body, func(n ast.Node, stack []ast.Node) bool {
 		if !ok {
 			return false
 		}
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		stack = append(stack, n)
 		switch n := n.(type) {
 		case *ast.GoStmt, *ast.SelectStmt:
 			ok = false

@@ -165,17 +165,8 @@ func directCauses(pass *analysis.Pass, of *orderFree, fd *ast.FuncDecl, fc *func
 			floatState, floatWhat = true, "float arithmetic in "+name
 		}
 	}
-	var stack []ast.Node
-	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		var parent ast.Node
-		if len(stack) > 0 {
-			parent = stack[len(stack)-1]
-		}
-		stack = append(stack, n)
+	inspectStack(fd.Body, func(n ast.Node, stack []ast.Node) bool {
+		parent := ancestor(stack, 2)
 		switch n := n.(type) {
 		case *ast.RangeStmt:
 			if allTerms(info.TypeOf(n.X), isMap) && !of.mapRangeHarmless(n) {
@@ -287,4 +278,15 @@ func ancestor(stack []ast.Node, k int) ast.Node {
 		return nil
 	}
 	return stack[len(stack)-k]
+}
+
+// inspectStack walks the tree rooted at root as ast.PreorderStack does,
+// but the stack it passes f ends with n itself, as ancestor,
+// enclosingStmt and inLoop count. f must not keep the stack.
+func inspectStack(root ast.Node, f func(n ast.Node, stack []ast.Node) bool) {
+	ast.PreorderStack(root, nil, func(n ast.Node, stack []ast.Node) bool {
+		// PreorderStack pushes n at this very index when f returns true,
+		// so appending here writes what it would write.
+		return f(n, append(stack, n))
+	})
 }

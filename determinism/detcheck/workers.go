@@ -153,19 +153,13 @@ func workerBody(info *types.Info, pure *purity, lit *ast.FuncLit, index types.Ob
 // go statements, only received from with the value dropped.
 func drainedBlind(info *types.Info, body *ast.BlockStmt, ch types.Object, workers map[*ast.GoStmt]bool) bool {
 	ok := true
-	var stack []ast.Node
-	ast.Inspect(body, func(n ast.Node) bool {
+	inspectStack(body, func(n ast.Node, stack []ast.Node) bool {
 		if !ok {
 			return false
-		}
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
 		}
 		if g, isGo := n.(*ast.GoStmt); isGo && workers[g] {
 			return false
 		}
-		stack = append(stack, n)
 		id, isID := n.(*ast.Ident)
 		if !isID || info.ObjectOf(id) != ch {
 			return true

@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,14 +101,7 @@ func decodeReplay(t *testing.T, data []byte) replayContent {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := *rec
-		c.Commands = nil
-		for _, cmd := range rec.Commands {
-			cmd.Payload = slices.Clone(cmd.Payload)
-			c.Commands = append(c.Commands, cmd)
-		}
-		c.Sections = slices.Clone(rec.Sections)
-		d.records = append(d.records, c)
+		d.records = append(d.records, rec.Clone())
 	}
 }
 
@@ -165,18 +157,10 @@ func rewriteReplay(t *testing.T, d replayContent, edit func(f bucket.Frame, cmds
 		t.Fatal(err)
 	}
 	for _, r := range d.records {
-		switch r.Kind {
-		case replay.KindFrame:
+		if r.Kind == replay.KindFrame {
 			edit(r.Frame, r.Commands)
-			err = w.Step(r.Frame, r.Commands)
-		case replay.KindCheckpoint:
-			err = w.Checkpoint(r.Frame, r.Hash, r.Sections)
-		case replay.KindChange:
-			err = w.Membership(r.Change)
-		case replay.KindEnd:
-			err = w.Close(r.Trailer.LastFrame, r.Trailer.FinalHash, r.Trailer.Reason)
 		}
-		if err != nil {
+		if err := w.Append(r); err != nil {
 			t.Fatal(err)
 		}
 	}

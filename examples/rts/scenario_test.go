@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/phalanx-net/phalanx/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -59,19 +60,5 @@ func TestScenario(t *testing.T) {
 		t.Errorf("want units alive and units dead at the end: %+v", s)
 	}
 
-	path := filepath.Join("testdata", "scenario.golden")
-	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", path)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("scenario differs from %s (run with -update after a deliberate change)\ngot:\n%s\nwant:\n%s", path, out.Bytes(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "scenario.golden"), out.Bytes(), *update)
 }

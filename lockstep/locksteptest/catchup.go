@@ -212,8 +212,8 @@ func (h *harness) checkpointFor(m *member, at bucket.Frame) *checkpoint {
 
 func (h *harness) scheduleCatchup(m *member, at time.Duration) {
 	e := h.newEvent()
-	e.at, e.kind, e.to = at, evCatchup, m.slot
-	h.push(e)
+	e.kind, e.to = evCatchup, m.slot
+	h.schedule(at, e)
 }
 
 // catchup completes m's transfer if its data is in by now, or schedules

@@ -20,8 +20,6 @@ type member struct {
 	slot      bucket.Slot
 	core      *lockstep.Core
 	sim       lockstep.Simulation
-	uplink    *netsim.Uplink
-	links     []*netsim.Link
 	wakeGen   uint64
 	wakeAt    time.Duration
 	errs      []error          // Submit and Leave errors: the first maxErrors
@@ -83,8 +81,7 @@ type pending struct {
 // (and those a killed member left unexecuted), history by its window.
 type harness struct {
 	cfg        Config
-	q          queue
-	seq        uint64
+	net        *netsim.Network[*event] // the members' uplinks and links, and the queue of everything that happens next
 	now        time.Duration
 	members    []*member
 	free       []*event                // recycled events: at most the queue's largest size
@@ -160,6 +157,11 @@ func Run(cfg Config) (*Result, error) {
 		h.archive = &archive{}
 	}
 	root := rng.SeedFromUint64(cfg.Seed).PCG()
+	h.net = netsim.NewNetwork[*event](cfg.Members, cfg.Profile, func(from, to int) *rng.PCG {
+		return root.Derive(fmt.Sprintf("link %d->%d", from, to))
+	})
+	h.net.Cut = func(from, to int) bool { return h.apart(bucket.Slot(from), bucket.Slot(to)) }
+	h.net.Copy = h.copyEvent
 	if cfg.Transport == TransportStream {
 		h.streams = newStreamNet(cfg.Members, cfg.Profile, root)
 	}
@@ -182,13 +184,7 @@ func Run(cfg Config) (*Result, error) {
 			return nil, err
 		}
 		h.coreCfg = append(h.coreCfg, cc)
-		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), uplink: netsim.NewUplink(cfg.Profile), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1, overhead: core.Config().Overhead}
-		m.links = make([]*netsim.Link, cfg.Members)
-		for j := range cfg.Members {
-			if j != i {
-				m.links[j] = netsim.NewLink(cfg.Profile, root.Derive(fmt.Sprintf("link %d->%d", i, j)))
-			}
-		}
+		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1, overhead: core.Config().Overhead}
 		h.members = append(h.members, m)
 	}
 	if h.parallel() {
@@ -201,7 +197,7 @@ func Run(cfg Config) (*Result, error) {
 	}
 	for i, f := range cfg.Faults {
 		if f.Kind != FaultPerturb {
-			h.push(&event{at: time.Duration(f.Frame) * frame, kind: evFault, fault: i})
+			h.schedule(time.Duration(f.Frame)*frame, &event{kind: evFault, fault: i})
 		}
 	}
 	submits := root.Derive("submit times")
@@ -220,8 +216,8 @@ func Run(cfg Config) (*Result, error) {
 				for _, c := range cfg.Commands(m.slot, nextCmdFrame) {
 					at := time.Duration(nextCmdFrame)*frame + time.Duration(submits.Uint64N(uint64(frame)))
 					e := h.newEvent()
-					e.at, e.kind, e.to, e.data = at, evSubmit, m.slot, c
-					h.push(e)
+					e.kind, e.to, e.data = evSubmit, m.slot, c
+					h.schedule(at, e)
 				}
 			}
 		}
@@ -234,11 +230,11 @@ func Run(cfg Config) (*Result, error) {
 		if h.done() {
 			break
 		}
-		if len(h.q) == 0 {
+		at, e, ok := h.net.Pop()
+		if !ok {
 			return h.res, errors.New("locksteptest: event queue ran dry")
 		}
-		e := h.q.pop()
-		h.now = e.at
+		h.now = at
 		if h.now > maxTime {
 			h.finish()
 			return h.res, fmt.Errorf("%w: %v virtual, slowest member at frame %d of %d", ErrTimeout, maxTime, h.slowest(), cfg.Frames)
@@ -262,8 +258,7 @@ func Run(cfg Config) (*Result, error) {
 			// resumes; the rest are lost.
 			if m.queued < frozenQueue {
 				m.queued++
-				e.at = m.frozen
-				h.push(e)
+				h.schedule(m.frozen, e)
 			} else {
 				h.res.Lost++
 				h.recycle(e)
@@ -347,8 +342,8 @@ func (h *harness) wake(m *member, at time.Duration) {
 	m.wakeGen++
 	m.wakeAt = at
 	e := h.newEvent()
-	e.at, e.kind, e.to, e.gen = at, evWake, m.slot, m.wakeGen
-	h.push(e)
+	e.kind, e.to, e.gen = evWake, m.slot, m.wakeGen
+	h.schedule(at, e)
 }
 
 // ready runs one Ready of m and carries out its work.

@@ -99,29 +99,35 @@ func (h *harness) mute(m *member, data []byte) []byte {
 }
 
 // carry puts size bytes from m on the wire towards member to at time at,
-// through m's uplink and the link's impairments, and schedules an event of
-// kind (carrying data and gen) for every copy that arrives; a packet the
-// uplink refuses, a partition cuts or the link loses is counted as lost.
+// through the network (m's uplink, a partition, the link's impairments),
+// which queues an event of kind (carrying data and gen) for every copy
+// that arrives; a packet the uplink refuses, a partition cuts or the link
+// loses is counted as lost.
 func (h *harness) carry(m *member, to bucket.Slot, at time.Duration, size int, data []byte, kind eventKind, gen uint64) {
-	depart, ok := m.uplink.Admit(at, size)
-	if !ok || h.apart(m.slot, to) {
+	e := h.newEvent()
+	e.kind, e.to, e.from, e.gen, e.sent = kind, to, m.slot, gen, at
+	e.data = append(h.buf(), data...)
+	if h.net.Send(at, int(m.slot), int(to), size, e).Lost() {
 		h.res.Lost++
-		return
+		h.recycle(e)
 	}
-	del := m.links[to].Send(depart, size)
-	if del.Lost() {
-		h.res.Lost++
-		return
+}
+
+// copyEvent is the event of a duplicated datagram's second copy.
+func (h *harness) copyEvent(e *event) *event {
+	c := h.newEvent()
+	*c = *e
+	c.data = append(h.buf(), e.data...)
+	return c
+}
+
+// buf returns a recycled datagram buffer, or nil.
+func (h *harness) buf() []byte {
+	n := len(h.bufs)
+	if n == 0 {
+		return nil
 	}
-	for i := range del.Copies {
-		var buf []byte
-		if n := len(h.bufs); n > 0 {
-			buf = h.bufs[n-1]
-			h.bufs = h.bufs[:n-1]
-		}
-		e := h.newEvent()
-		e.at, e.kind, e.to, e.from, e.gen, e.sent = del.Arrival[i], kind, to, m.slot, gen, at
-		e.data = append(buf, data...)
-		h.push(e)
-	}
+	b := h.bufs[n-1]
+	h.bufs = h.bufs[:n-1]
+	return b
 }

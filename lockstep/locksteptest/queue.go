@@ -20,9 +20,9 @@ const (
 	evSpectate // spectator gen may step (spectate.go)
 )
 
+// event is one entry of the run's queue (the network's, netsim.Network):
+// queued at its time with schedule, or at its arrival by carry.
 type event struct {
-	at    time.Duration
-	seq   uint64
 	kind  eventKind
 	to    bucket.Slot
 	from  bucket.Slot
@@ -32,72 +32,8 @@ type event struct {
 	fault int
 }
 
-// queue holds the events in flight in time order, ties in the order they
-// were pushed (seq): a binary heap whose entries carry their keys, so
-// ordering them reads no event.
-type queue []queued
-
-type queued struct {
-	at  time.Duration
-	seq uint64
-	e   *event
-}
-
-func (a queued) before(b queued) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-func (q *queue) push(x queued) {
-	*q = append(*q, x)
-	s := *q
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !x.before(s[p]) {
-			break
-		}
-		s[i] = s[p]
-		i = p
-	}
-	s[i] = x
-}
-
-// pop removes and returns the first event; the queue must not be empty.
-func (q *queue) pop() *event {
-	s := *q
-	top := s[0].e
-	n := len(s) - 1
-	x := s[n]
-	s[n] = queued{}
-	s = s[:n]
-	*q = s
-	if n == 0 {
-		return top
-	}
-	i := 0
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && s[r].before(s[c]) {
-			c = r
-		}
-		if !s[c].before(x) {
-			break
-		}
-		s[i] = s[c]
-		i = c
-	}
-	s[i] = x
-	return top
-}
-
-func (h *harness) push(e *event) {
-	e.seq = h.seq
-	h.seq++
-	h.q.push(queued{at: e.at, seq: e.seq, e: e})
-}
+// schedule queues e at time at.
+func (h *harness) schedule(at time.Duration, e *event) { h.net.Schedule(at, e) }
 
 func (h *harness) recycle(e *event) {
 	if e.kind == evDeliver || e.kind == evSegment {

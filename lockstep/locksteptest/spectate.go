@@ -87,6 +87,13 @@ func (h *harness) addSpectators() {
 			p.children = append(p.children, i)
 		}
 		sp.list = append(sp.list, s)
+		if h.cfg.OnSpectator != nil {
+			root := s
+			for root.parent >= h.cfg.Members {
+				root = sp.list[root.parent-h.cfg.Members]
+			}
+			h.cfg.OnSpectator(i, bucket.Slot(root.parent), from)
+		}
 		if !s.ready {
 			h.spectatorCatchup(s)
 		}
@@ -136,8 +143,8 @@ func (h *harness) spectatorCatchup(s *spectator) {
 // pushSpectate schedules a look at spectator s at time at.
 func (h *harness) pushSpectate(s *spectator, at time.Duration) {
 	e := h.newEvent()
-	e.at, e.kind, e.gen = at, evSpectate, uint64(s.index)
-	h.push(e)
+	e.kind, e.gen = evSpectate, uint64(s.index)
+	h.schedule(at, e)
 }
 
 // serve sends bucket b, which member m just stepped, to the spectators it

@@ -79,12 +79,12 @@ func (h *harness) streamSend(m *member, to bucket.Slot, data []byte) {
 func (h *harness) transmitSegment(m *member, to bucket.Slot, seq uint64, data []byte) {
 	at := h.now
 	if c := h.cfg.Profile.At(h.now); c.Bandwidth > 0 {
-		at += max(0, m.uplink.Backlog(h.now)-c.Queue)
+		at += max(0, h.net.Backlog(int(m.slot), h.now)-c.Queue)
 	}
 	s := h.streams.pairs[m.slot][to]
 	timer := h.newEvent()
-	timer.at, timer.kind, timer.to, timer.from, timer.gen = s.Transmit(at, seq), evRTO, m.slot, to, seq
-	h.push(timer)
+	timer.kind, timer.to, timer.from, timer.gen = evRTO, m.slot, to, seq
+	h.schedule(s.Transmit(at, seq), timer)
 
 	size := len(data) + m.overhead
 	h.streams.sent[m.slot].datagrams++
@@ -103,8 +103,8 @@ func (h *harness) streamEvent(m *member, e *event) bool {
 		h.streams.recv[m.slot].bytes += int64(len(e.data) + m.overhead)
 		ack := h.streams.acks[e.from][m.slot].Send(h.now, 0)
 		a := h.newEvent()
-		a.at, a.kind, a.to, a.from, a.gen, a.sent = ack.Arrival[0], evAck, e.from, m.slot, e.gen, e.sent
-		h.push(a)
+		a.kind, a.to, a.from, a.gen, a.sent = evAck, e.from, m.slot, e.gen, e.sent
+		h.schedule(ack.Arrival[0], a)
 		ready := h.streams.pairs[e.from][m.slot].Arrive(e.gen, e.data)
 		for _, d := range ready {
 			if h.cfg.OnReceive != nil {

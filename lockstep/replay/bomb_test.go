@@ -120,11 +120,7 @@ func TestRunsBounded(t *testing.T) {
 	}
 
 	// The writer never writes a longer chunk.
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, 1)
 	w.SetFlushFrames(1 << 30)
 	for f := range bucket.Frame(MaxChunkFrames + 10) {
 		if err := w.Step(f, nil); err != nil {

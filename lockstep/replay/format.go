@@ -49,7 +49,7 @@ const (
 	Magic = "PHXREPLAY"
 	// FormatVersion is the format version this package writes, and the
 	// newest it reads. Readers accept versions 1 to FormatVersion.
-	FormatVersion = 3
+	FormatVersion = 4
 	// EngineVersion is the engine version a Writer records when
 	// Header.Engine is empty.
 	EngineVersion = "phalanx 0.1"
@@ -410,12 +410,39 @@ const (
 	// ChangeJoin: a member joined a slot open since the start and counts
 	// from Frame on (format version 3); its commands as for ChangeRejoin.
 	ChangeJoin ChangeKind = 4
+	// ChangeSpectator: a spectator was admitted (format version 4): it
+	// watches the session from Frame on, served by Member (the recording
+	// member, or the member its tree of spectators hangs from). Spectators
+	// send no commands and count for no seal, so the record changes
+	// nothing a verifier re-runs; Detail names the spectator, LastFrame is
+	// -1.
+	ChangeSpectator ChangeKind = 5
 )
 
 // admission reports whether k admits a member (format version 3).
 func (k ChangeKind) admission() bool { return k == ChangeRejoin || k == ChangeJoin }
 
-// String returns "drop", "leave" or "change N".
+// atFrame reports whether a change of kind k must come at or after the
+// next frame to record: admissions and spectators take effect at a frame
+// not stepped yet.
+func (k ChangeKind) atFrame() bool { return k.admission() || k == ChangeSpectator }
+
+// known reports whether a file of format version v may hold changes of
+// kind k.
+func (k ChangeKind) known(v int) bool {
+	switch k {
+	case ChangeDrop, ChangeLeave:
+		return true
+	case ChangeRejoin, ChangeJoin:
+		return v >= 3
+	case ChangeSpectator:
+		return v >= 4
+	}
+	return false
+}
+
+// String returns "drop", "leave", "rejoin", "join", "spectator" or
+// "change N".
 func (k ChangeKind) String() string {
 	switch k {
 	case ChangeDrop:
@@ -426,6 +453,8 @@ func (k ChangeKind) String() string {
 		return "rejoin"
 	case ChangeJoin:
 		return "join"
+	case ChangeSpectator:
+		return "spectator"
 	}
 	return fmt.Sprintf("change %d", uint8(k))
 }
@@ -466,6 +495,13 @@ func ChangeOf(e lockstep.Event) (Change, bool) {
 }
 
 func (c Change) String() string {
+	if c.Kind == ChangeSpectator {
+		s := fmt.Sprintf("spectator served by member %d from frame %d", c.Member, c.Frame)
+		if c.Detail != "" {
+			s += ": " + c.Detail
+		}
+		return s
+	}
 	s := fmt.Sprintf("%s of member %d at frame %d", c.Kind, c.Member, c.Frame)
 	if !c.Kind.admission() {
 		s += fmt.Sprintf(" (last frame %d)", c.LastFrame)

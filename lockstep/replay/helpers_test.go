@@ -52,6 +52,18 @@ func testFactory(h Header) (lockstep.Simulation, error) {
 	return &testSim{frame: -1}, nil
 }
 
+// newTestWriter returns a Writer of testHeader(members) and the buffer it
+// writes to.
+func newTestWriter(t testing.TB, members int) (*Writer, *bytes.Buffer) {
+	t.Helper()
+	buf := new(bytes.Buffer)
+	w, err := NewWriter(buf, testHeader(members))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, buf
+}
+
 func testHeader(members int) Header {
 	h := Header{
 		Session:     []byte{0x12, 0x34},
@@ -83,11 +95,7 @@ type session struct {
 // must return, with the trailer last if the session is closed.
 func (s session) record(t testing.TB) ([]byte, []Record) {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(s.members))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, s.members)
 	w.SetCompression(s.compress)
 	r := rng.New(s.seed, 1)
 	sim := &testSim{frame: -1}
@@ -159,14 +167,7 @@ func readAll(data []byte) (Header, []Record, error) {
 		if err != nil {
 			return rd.Header(), out, err
 		}
-		c := *rec
-		c.Commands = nil
-		for _, cmd := range rec.Commands {
-			cmd.Payload = slices.Clone(cmd.Payload)
-			c.Commands = append(c.Commands, cmd)
-		}
-		c.Sections = slices.Clone(rec.Sections)
-		out = append(out, c)
+		out = append(out, rec.Clone())
 	}
 }
 

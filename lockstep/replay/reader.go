@@ -62,6 +62,21 @@ type Record struct {
 	Statement Statement          // KindStatement; its signature is valid until the next call of Next
 }
 
+// Clone returns a deep copy of r, valid after the next call of
+// Reader.Next: its commands with their payloads, its sections and its
+// statement's signature are copied (nil ones stay nil).
+func (r *Record) Clone() Record {
+	c := *r
+	c.Commands = nil
+	for _, cmd := range r.Commands {
+		cmd.Payload = slices.Clone(cmd.Payload)
+		c.Commands = append(c.Commands, cmd)
+	}
+	c.Sections = slices.Clone(r.Sections)
+	c.Statement.Signature = slices.Clone(r.Statement.Signature)
+	return c
+}
+
 // Reader reads a replay as a stream of records. It delivers the records of
 // a chunk only once the whole chunk has been read and its checksum checked,
 // so after damage it has delivered exactly the records of the whole chunks

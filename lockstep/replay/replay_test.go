@@ -52,6 +52,54 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// Appending the records a Reader returns to a Writer of the same header
+// records them again; a record of no known kind is refused.
+func TestAppendCopiesARecording(t *testing.T) {
+	data, want := session{members: 4, frames: 300, seed: 7, changes: true, close: true}.record(t)
+	h, recs, err := readAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(Record{Kind: KindStatement + 1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Append of an unknown kind: %v", err)
+	}
+	for _, r := range recs {
+		if err := w.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, again, err := readAll(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != len(want) {
+		t.Fatalf("read %d records again, recorded %d", len(again), len(want))
+	}
+	for _, r := range []*Record{&again[len(again)-1], &want[len(want)-1]} {
+		r.Trailer.Chunks, r.Trailer.Offset = 0, 0 // where the chunks end is the writer's
+	}
+	checkPrefix(t, again, want)
+}
+
+// A clone shares no memory with the record it copies.
+func TestRecordClone(t *testing.T) {
+	r := Record{Kind: KindFrame, Commands: []bucket.Command{{Slot: 1, Payload: []byte{1, 2}}},
+		Sections: []lockstep.Section{{Name: "units", Hash: 5}}, Statement: Statement{Signature: []byte{9}}}
+	c := r.Clone()
+	r.Commands[0].Payload[0], r.Commands[0].Slot, r.Sections[0].Hash, r.Statement.Signature[0] = 7, 2, 6, 8
+	if c.Commands[0].Payload[0] != 1 || c.Commands[0].Slot != 1 || c.Sections[0].Hash != 5 || c.Statement.Signature[0] != 9 {
+		t.Fatalf("the clone changed with the record: %+v", c)
+	}
+	if empty := (&Record{}).Clone(); empty.Commands != nil || empty.Sections != nil || empty.Statement.Signature != nil {
+		t.Fatalf("a clone of an empty record is not empty: %+v", empty)
+	}
+}
+
 func TestHeaderRoundTrip(t *testing.T) {
 	h := testHeader(3)
 	h.Engine, h.HashInterval, h.Self, h.SimConfig = "engine x", 7, 2, nil
@@ -169,11 +217,7 @@ func TestWriterErrorIsSticky(t *testing.T) {
 // TestFlushMakesFramesReadable checks the crash guarantee: what was flushed
 // is readable although the file has no trailer.
 func TestFlushMakesFramesReadable(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, 2)
 	w.SetFlushFrames(1000)
 	for f := range bucket.Frame(10) {
 		w.Step(f, nil)
@@ -193,11 +237,7 @@ func TestFlushMakesFramesReadable(t *testing.T) {
 }
 
 func TestAutomaticFlush(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, 2)
 	for f := range bucket.Frame(DefaultFlushFrames + 1) {
 		w.Step(f, nil)
 	}

@@ -164,19 +164,7 @@ func rewrite(t *testing.T, data []byte, edit func(*Record)) []byte {
 			t.Fatal(err)
 		}
 		edit(rec)
-		switch rec.Kind {
-		case KindFrame:
-			err = w.Step(rec.Frame, rec.Commands)
-		case KindCheckpoint:
-			err = w.Checkpoint(rec.Frame, rec.Hash, rec.Sections)
-		case KindChange:
-			err = w.Membership(rec.Change)
-		case KindStatement:
-			err = w.Statement(rec.Statement)
-		case KindEnd:
-			err = w.Close(rec.Trailer.LastFrame, rec.Trailer.FinalHash, rec.Trailer.Reason)
-		}
-		if err != nil {
+		if err := w.Append(*rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -209,11 +197,7 @@ func lanProfile(t *testing.T) netsim.Profile {
 // statementFile writes a small uncompressed replay with statements: one
 // written at 200 frames, the newest of each member at Close.
 func statementFile(t testing.TB) []byte {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, 2)
 	w.SetCompression(false)
 	sig := bytes.Repeat([]byte{0xa5}, 64)
 	for f := range bucket.Frame(250) {
@@ -273,11 +257,7 @@ func TestStatementRecords(t *testing.T) {
 // admission writes the member's held statement before the change record:
 // it is about the old stream.
 func TestStatementWaitsForItsCommands(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := newTestWriter(t, 2)
 	w.SetCompression(false)
 	sig := bytes.Repeat([]byte{0x5a}, 64)
 	step := func(f bucket.Frame, seq uint32) {

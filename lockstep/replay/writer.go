@@ -300,10 +300,10 @@ func (w *Writer) Membership(c Change) error {
 		return err
 	}
 	switch {
-	case c.Kind != ChangeDrop && c.Kind != ChangeLeave && !c.Kind.admission():
+	case !c.Kind.known(FormatVersion):
 		return w.invalid("membership change of kind %d", c.Kind)
-	case c.Kind.admission() && c.Frame < w.next:
-		return w.invalid("admission of slot %d at frame %d, after frame %d was recorded", c.Member, c.Frame, w.next-1)
+	case c.Kind.atFrame() && c.Frame < w.next:
+		return w.invalid("%s of slot %d at frame %d, after frame %d was recorded", c.Kind, c.Member, c.Frame, w.next-1)
 	case int(c.Member) >= len(w.expect):
 		return w.invalid("membership change of slot %d with %d members", c.Member, len(w.expect))
 	case c.Frame < -1 || c.LastFrame < -1 || c.Frame >= maxFrame-1 || c.LastFrame >= maxFrame-1:
@@ -457,4 +457,26 @@ func (w *Writer) Close(final bucket.Frame, hash uint64, reason EndReason) error 
 	w.closed = true
 	w.out = appendTrailer(w.out[:0], Trailer{Reason: reason, Chunks: w.chunks, LastFrame: final, FinalHash: hash, Offset: w.offset})
 	return w.write(w.out)
+}
+
+// Append writes r as a Reader returned it: a frame with Step, a checkpoint
+// with Checkpoint, a change with Membership, a statement with Statement,
+// the trailer with Close. Appending a replay's records in order to a
+// Writer of its header records the same replay again (its chunks may end
+// elsewhere); a tool that edits one edits the records on the way. A record of another kind is an error
+// wrapping ErrInvalid.
+func (w *Writer) Append(r Record) error {
+	switch r.Kind {
+	case KindFrame:
+		return w.Step(r.Frame, r.Commands)
+	case KindCheckpoint:
+		return w.Checkpoint(r.Frame, r.Hash, r.Sections)
+	case KindChange:
+		return w.Membership(r.Change)
+	case KindStatement:
+		return w.Statement(r.Statement)
+	case KindEnd:
+		return w.Close(r.Trailer.LastFrame, r.Trailer.FinalHash, r.Trailer.Reason)
+	}
+	return w.invalid("record of kind %v", r.Kind)
 }

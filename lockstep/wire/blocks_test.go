@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/golden"
 )
 
 // Tests of the optional blocks of flag bits 3–6: membership, leave, relay
@@ -609,16 +610,7 @@ func TestProtocolDocBlocksExample(t *testing.T) {
 	if err := Parse(b, &q); err != nil || !equalPackets(p, q) {
 		t.Fatalf("example does not round-trip: %v\n%+v", err, q)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocol.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := hexDump(b); !strings.Contains(string(doc), got) {
-		t.Fatalf("docs/protocol.md does not contain the blocks example's hex dump:\n%s", got)
-	}
-	if !strings.Contains(string(doc), fmt.Sprintf("(%d bytes)", len(b))) {
-		t.Errorf("docs/protocol.md does not state the blocks example's size as (%d bytes)", len(b))
-	}
+	golden.InDoc(t, filepath.Join("..", "..", "docs", "protocol.md"), golden.HexDump(b), fmt.Sprintf("(%d bytes)", len(b)))
 }
 
 // TestProtocolDocInputHash checks the input hash vectors of docs/protocol.md

@@ -2,10 +2,11 @@ package wire
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/phalanx-net/phalanx/internal/golden"
 )
 
 // TestGoldenPackets holds the encoding of every packet of testPackets, one
@@ -17,25 +18,7 @@ func TestGoldenPackets(t *testing.T) {
 	var got strings.Builder
 	for _, tt := range testPackets() {
 		b := mustAppend(t, &tt.p)
-		fmt.Fprintf(&got, "# %s (%d bytes)\n%s", tt.name, len(b), hexDump(b))
+		fmt.Fprintf(&got, "# %s (%d bytes)\n%s", tt.name, len(b), golden.HexDump(b))
 	}
-	golden := filepath.Join("testdata", "packets.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != string(want) {
-		g, w := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(g), len(w)) {
-			if g[i] != w[i] {
-				t.Fatalf("encoding changed at line %d of %s:\n got: %s\nwant: %s", i+1, golden, g[i], w[i])
-			}
-		}
-		t.Fatalf("encoding changed: %d lines, %s has %d", len(g), golden, len(w))
-	}
+	golden.Check(t, filepath.Join("testdata", "packets.golden"), []byte(got.String()), *update)
 }

@@ -3,10 +3,10 @@ package wire
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/phalanx-net/phalanx/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -30,16 +30,6 @@ func docExamplePacket() Packet {
 	}
 }
 
-// hexDump formats b as lines of a four-digit hex offset and up to 16 bytes.
-func hexDump(b []byte) string {
-	var s strings.Builder
-	for off := 0; off < len(b); off += 16 {
-		line := b[off:min(off+16, len(b))]
-		fmt.Fprintf(&s, "%04x  % x\n", off, line)
-	}
-	return s.String()
-}
-
 // TestProtocolDocExample checks the worked example of docs/protocol.md
 // against the encoder: the golden dump in testdata must be what Append
 // produces, and the document must contain that dump verbatim. Run with
@@ -48,35 +38,11 @@ func hexDump(b []byte) string {
 func TestProtocolDocExample(t *testing.T) {
 	p := docExamplePacket()
 	b := mustAppend(t, &p)
-	got := hexDump(b)
-	golden := filepath.Join("testdata", "protocol_example.hex")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("encoding of the example changed\n got:\n%s\nwant:\n%s", got, want)
-	}
+	got := golden.HexDump(b)
+	golden.Check(t, filepath.Join("testdata", "protocol_example.hex"), []byte(got), *update)
 	var q Packet
 	if err := Parse(b, &q); err != nil || !equalPackets(p, q) {
 		t.Fatalf("example does not round-trip: %v\n%+v", err, q)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocol.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(doc), got) {
-		t.Fatalf("docs/protocol.md does not contain the example's hex dump:\n%s", got)
-	}
-	if !strings.Contains(string(doc), fmt.Sprintf("(%d bytes)", len(b))) {
-		t.Errorf("docs/protocol.md does not state the example's size as (%d bytes)", len(b))
-	}
-	if !strings.Contains(string(doc), fmt.Sprintf("`Overhead = %d`", Overhead)) {
-		t.Errorf("docs/protocol.md does not state `Overhead = %d`", Overhead)
-	}
+	golden.InDoc(t, filepath.Join("..", "..", "docs", "protocol.md"), got, fmt.Sprintf("(%d bytes)", len(b)), fmt.Sprintf("`Overhead = %d`", Overhead))
 }

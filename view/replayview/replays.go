@@ -127,10 +127,7 @@ func OpenReplays(cfg ReplayConfig) (*Replays, error) {
 			Changes: []view.Event{}, RestoredFrames: []int64{},
 		}
 		for _, c := range f.changes {
-			typ := "drop"
-			if c.Kind == replay.ChangeLeave {
-				typ = "leave"
-			}
+			typ := c.Kind.String() // drop, leave, rejoin, join, spectator
 			fi.Changes = append(fi.Changes, view.Event{Observer: int(f.header.Self), Type: typ, Frame: int64(c.Frame), Member: int(c.Member), LastFrame: int64(c.LastFrame), Detail: c.Detail})
 		}
 		if f.world != nil && f.world.Frame > 0 {

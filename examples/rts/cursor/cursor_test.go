@@ -1,11 +1,44 @@
 package cursor
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/reckon"
+	"github.com/phalanx-net/phalanx/rng"
 )
+
+// overNetwork runs shares for frames frames of 50 ms over a virtual network
+// on which every update takes 30 ms (netsim.Network), tick sending member
+// i's updates, and returns the time of the last frame.
+func overNetwork(t *testing.T, shares []*Share, frames int, tick func(i int, now time.Duration, send func(to int, u []byte))) time.Duration {
+	t.Helper()
+	type update struct {
+		from, to int
+		data     []byte
+	}
+	p := netsim.Profile{Name: "delayed", Phases: []netsim.Phase{{Duration: time.Hour, Conditions: netsim.Conditions{Latency: 30 * time.Millisecond}}}}
+	root := rng.New(1, 0)
+	net := netsim.NewNetwork[update](len(shares), p, func(from, to int) *rng.PCG {
+		return root.Derive(fmt.Sprintf("%d->%d", from, to))
+	})
+	var now time.Duration
+	for f := range frames {
+		now = time.Duration(f) * 50 * time.Millisecond
+		for at, ok := net.Next(); ok && at <= now; at, ok = net.Next() {
+			_, u, _ := net.Pop()
+			if err := shares[u.to].Receive(now, u.from, u.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range shares {
+			tick(i, now, func(to int, u []byte) { net.Send(now, i, to, len(u), update{i, to, u}) })
+		}
+	}
+	return now
+}
 
 // Three members over a perfect network with 30 ms of delay: every display
 // follows its cursor closely, and cubic moves more smoothly than snap.
@@ -15,35 +48,15 @@ func TestShareOverADelayedNetwork(t *testing.T) {
 	for i := range shares {
 		shares[i] = New(Config{Members: members, Self: i, Seed: 7})
 	}
-	type inflight struct {
-		at   time.Duration
-		from int
-		data []byte
-	}
-	var queue []inflight
-	frame := 50 * time.Millisecond
-	var now time.Duration
-	for f := 0; f < 1200; f++ {
-		now = time.Duration(f) * frame
-		rest := queue[:0]
-		for _, d := range queue {
-			if d.at <= now {
-				for i, s := range shares {
-					if i != d.from {
-						if err := s.Receive(now, d.from, d.data); err != nil {
-							t.Fatal(err)
-						}
-					}
+	now := overNetwork(t, shares, 1200, func(i int, now time.Duration, send func(int, []byte)) {
+		shares[i].Tick(now, func(u []byte) {
+			for to := range shares {
+				if to != i {
+					send(to, u)
 				}
-			} else {
-				rest = append(rest, d)
 			}
-		}
-		queue = rest
-		for i, s := range shares {
-			s.Tick(now, func(u []byte) { queue = append(queue, inflight{now + 30*time.Millisecond, i, u}) })
-		}
-	}
+		})
+	})
 	m := shares[0].Metrics(now)
 	if m[reckon.Cubic].UpdatesPerS <= 0 || m[reckon.Cubic].UpdatesPerS > 20 {
 		t.Fatalf("updates per second %v", m[reckon.Cubic].UpdatesPerS)
@@ -70,31 +83,12 @@ func TestInterestFilters(t *testing.T) {
 		for i := range shares {
 			shares[i] = New(Config{Members: members, Self: i, Seed: 3, Interest: in, OnScreen: true})
 		}
-		type inflight struct {
-			at       time.Duration
-			from, to int
-			data     []byte
-		}
-		var queue []inflight
-		var now time.Duration
-		for f := 0; f < 2400; f++ {
-			now = time.Duration(f) * 50 * time.Millisecond
-			rest := queue[:0]
-			for _, d := range queue {
-				if d.at > now {
-					rest = append(rest, d)
-				} else if err := shares[d.to].Receive(now, d.from, d.data); err != nil {
-					t.Fatal(err)
-				}
-			}
-			queue = rest
-			for i, s := range shares {
-				s.TickTo(now, func(to int, u []byte) {
-					bytes += len(u)
-					queue = append(queue, inflight{now + 30*time.Millisecond, i, to, u})
-				})
-			}
-		}
+		now := overNetwork(t, shares, 2400, func(i int, now time.Duration, send func(int, []byte)) {
+			shares[i].TickTo(now, func(to int, u []byte) {
+				bytes += len(u)
+				send(to, u)
+			})
+		})
 		for _, s := range shares {
 			v, a := s.VisibleMetrics()[reckon.Cubic], s.Metrics(now)[reckon.Cubic]
 			visible.ErrorP99 = max(visible.ErrorP99, v.ErrorP99)

@@ -1,0 +1,136 @@
+package netsim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/phalanx-net/phalanx/rng"
+)
+
+func linksOf(root *rng.PCG) func(from, to int) *rng.PCG {
+	return func(from, to int) *rng.PCG { return root.Derive(fmt.Sprintf("link %d->%d", from, to)) }
+}
+
+// The queue hands messages out by time, ties in push order, against a
+// plain sort of the same pushes; take leaves the rest in that order.
+func TestTimedOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var q timed[int]
+	type item struct {
+		at time.Duration
+		i  int
+	}
+	var want []item
+	for i := range 2000 {
+		at := time.Duration(r.IntN(50))
+		q.push(at, i)
+		want = append(want, item{at, i})
+		if r.IntN(3) == 0 { // interleave pops with pushes
+			slices.SortStableFunc(want, func(a, b item) int { return int(a.at - b.at) })
+			at, m := q.pop()
+			require.Equal(t, want[0], item{at, m})
+			want = want[1:]
+		}
+	}
+	slices.SortStableFunc(want, func(a, b item) int { return int(a.at - b.at) })
+	odd := q.take(func(m int) bool { return m%2 == 1 })
+	var wantOdd, wantEven []int
+	for _, w := range want {
+		if w.i%2 == 1 {
+			wantOdd = append(wantOdd, w.i)
+		} else {
+			wantEven = append(wantEven, w.i)
+		}
+	}
+	require.Equal(t, wantOdd, odd)
+	var even []int
+	for q.len() > 0 {
+		_, m := q.pop()
+		even = append(even, m)
+	}
+	require.Equal(t, wantEven, even)
+}
+
+// A Network gives what an Uplink and Links called by hand give, in
+// arrival order; a Cut loses a datagram without drawing from its link; a
+// duplicate's second copy is Copy's.
+func TestNetworkMatchesItsModels(t *testing.T) {
+	p := constant(Conditions{Latency: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: Always / 10,
+		Duplicate: Always / 20, Bandwidth: 20000, Queue: 50 * time.Millisecond})
+	root := rng.New(7, 0)
+	type msg struct{ from, to, n, copy int }
+	n := NewNetwork[msg](3, p, linksOf(root))
+	n.Copy = func(m msg) msg { m.copy++; return m }
+	cut := false
+	n.Cut = func(from, to int) bool { return cut && from == 0 && to == 2 }
+
+	uplinks := []*Uplink{NewUplink(p), NewUplink(p), NewUplink(p)}
+	links := map[[2]int]*Link{}
+	for i := range 3 {
+		for j := range 3 {
+			if i != j {
+				links[[2]int{i, j}] = NewLink(p, root.Derive(fmt.Sprintf("link %d->%d", i, j)))
+			}
+		}
+	}
+	type arrival struct {
+		at time.Duration
+		m  msg
+	}
+	var want []arrival
+	for k := range 3000 {
+		now := time.Duration(k) * time.Millisecond
+		from, to := k%3, (k/3+1+k%3)%3
+		if from == to {
+			to = (to + 1) % 3
+		}
+		cut = k%100 < 10
+		m := msg{from, to, k, 0}
+		got := n.Send(now, from, to, 100+k%400, m)
+		depart, ok := uplinks[from].Admit(now, 100+k%400)
+		if !ok || (cut && from == 0 && to == 2) {
+			require.True(t, got.Lost(), "datagram %d", k)
+			continue
+		}
+		d := links[[2]int{from, to}].Send(depart, 100+k%400)
+		require.Equal(t, d, got, "datagram %d", k)
+		for c := range d.Copies {
+			m.copy = c
+			want = append(want, arrival{d.Arrival[c], m})
+		}
+	}
+	slices.SortStableFunc(want, func(a, b arrival) int { return int(a.at - b.at) })
+	require.Equal(t, len(want), n.Len())
+	for _, w := range want {
+		at, m, ok := n.Pop()
+		require.True(t, ok)
+		require.Equal(t, w, arrival{at, m})
+	}
+	_, _, ok := n.Pop()
+	require.False(t, ok)
+}
+
+// Scheduled messages and datagrams share one order: ties go in the order
+// they were queued.
+func TestNetworkSchedule(t *testing.T) {
+	n := NewNetwork[string](2, constant(Conditions{Latency: 10 * time.Millisecond}), linksOf(rng.New(1, 0)))
+	n.Schedule(10*time.Millisecond, "timer before")
+	n.Send(0, 0, 1, 50, "datagram")
+	n.Schedule(10*time.Millisecond, "timer after")
+	n.Schedule(5*time.Millisecond, "early")
+	at, ok := n.Next()
+	require.True(t, ok)
+	require.Equal(t, 5*time.Millisecond, at)
+	var got []string
+	for n.Len() > 0 {
+		_, m, _ := n.Pop()
+		got = append(got, m)
+	}
+	require.Equal(t, []string{"early", "timer before", "datagram", "timer after"}, got)
+	require.Panics(t, func() { n.Send(0, 1, 1, 50, "to itself") })
+}

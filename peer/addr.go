@@ -34,8 +34,8 @@ func ParseAddrs(addrs ...string) ([]AddrInfo, error) {
 }
 
 // CoreConfig returns the core configuration the members agreed on in the
-// lobby (members, this member's slot, the session tag, the frame length
-// and the initial delay) with the clock it is set against: the time since
+// lobby (members, this member's slot, the session tag, the frame length,
+// the initial delay and the open slots) with the clock it is set against: the time since
 // the call, so that Start is when frame 0 begins on it. Callers change the
 // policy, timeouts and limits on the result; the agreed fields must stay
 // as they are on every member.
@@ -49,5 +49,6 @@ func (s *Agreement) CoreConfig() (lockstep.Config, func() time.Duration) {
 		Start:        s.Start.Sub(origin),
 		Frame:        s.Frame(),
 		InitialDelay: s.Params.InitialDelay,
+		Open:         s.Open(),
 	}, clock
 }

@@ -51,9 +51,6 @@ const (
 	// MaxCatchupServers is how many live members a joiner fetches from at
 	// once.
 	MaxCatchupServers = 3
-	// maxCatchupStreams bounds the catch-up streams one member serves at
-	// once; more are refused and the joiner asks another member.
-	maxCatchupStreams = 8
 	// catchupChunk is the largest piece of a checkpoint in one message.
 	catchupChunk = 16 << 10
 	// catchupRead is how long the joiner waits for a member's next
@@ -63,9 +60,6 @@ const (
 	catchupWindow = 256
 	// maxSnapshotBytes bounds a checkpoint a joiner accepts.
 	maxSnapshotBytes = 64 << 20
-	// maxCatchupMessage bounds one message of the protocol: a bucket of
-	// lockstep's largest (64 members of 8 KiB each) and its headers fit.
-	maxCatchupMessage = 1 << 20
 	// keptCheckpoints is how many checkpoints a member keeps.
 	keptCheckpoints = 2
 	// archiveLimit bounds the encoded buckets a member keeps for joiners

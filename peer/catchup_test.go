@@ -95,7 +95,7 @@ type catchupRig struct {
 	sess     *Agreement
 }
 
-func newCatchupRig(t *testing.T) *catchupRig {
+func newCatchupRig(t *testing.T, configure ...func(*catchupServer)) *catchupRig {
 	t.Helper()
 	hosts := newHosts(t, 4)
 	r := &catchupRig{servers: hosts[:2], joiner: hosts[2], stranger: hosts[3]}
@@ -108,8 +108,12 @@ func newCatchupRig(t *testing.T) *catchupRig {
 		sess.Self, _ = sess.Slot(h.ID())
 		a := newArchive(50)
 		r.archives = append(r.archives, a)
-		h.catchup.Store(&catchupServer{sess: &sess, arch: a, live: func() uint64 { return 7 },
-			log: slog.New(slog.DiscardHandler), ctx: context.Background()})
+		srv := &catchupServer{sess: &sess, arch: a, live: func() uint64 { return 7 },
+			log: slog.New(slog.DiscardHandler), ctx: context.Background()}
+		for _, c := range configure {
+			c(srv)
+		}
+		h.catchup.Store(srv)
 	}
 	return r
 }
@@ -117,6 +121,9 @@ func newCatchupRig(t *testing.T) *catchupRig {
 func (r *catchupRig) fetcher(t *testing.T, from *Host) *fetcher {
 	t.Helper()
 	for _, h := range r.servers {
+		if h == from {
+			continue
+		}
 		if err := from.h.Connect(context.Background(), h.AddrInfo()); err != nil {
 			t.Fatal(err)
 		}
@@ -207,16 +214,18 @@ func TestWatcherPlaces(t *testing.T) {
 	var w watcherSet
 	now := time.Unix(1000, 0)
 	a, b, c := peer.ID("a"), peer.ID("b"), peer.ID("c")
-	if !w.admit(a, now, 2) || !w.admit(b, now, 2) || !w.admit(a, now.Add(time.Second), 2) {
-		t.Fatal("two spectators refused with two places")
+	admit := func(p peer.ID, at time.Time, wantOK, wantFresh bool) {
+		t.Helper()
+		if ok, fresh := w.admit(p, at, 2); ok != wantOK || fresh != wantFresh {
+			t.Fatalf("%s at %v: admitted %v, fresh %v; want %v, %v", p, at.Sub(now), ok, fresh, wantOK, wantFresh)
+		}
 	}
-	if w.admit(c, now.Add(2*time.Second), 2) {
-		t.Fatal("a third spectator admitted with two places")
-	}
+	admit(a, now, true, true)
+	admit(b, now, true, true)
+	admit(a, now.Add(time.Second), true, false) // a again: its place, not a new spectator
+	admit(c, now.Add(2*time.Second), false, false)
 	// b made no request for longer than watcherIdle: its place is free.
-	if !w.admit(c, now.Add(watcherIdle+500*time.Millisecond), 2) {
-		t.Fatal("an idle spectator's place was not given to another")
-	}
+	admit(c, now.Add(watcherIdle+500*time.Millisecond), true, true)
 }
 
 // A member vouches for a checkpoint once, however often it lists it: one

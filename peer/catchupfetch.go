@@ -25,13 +25,26 @@ type fetcher struct {
 	h        *Host
 	session  string
 	endpoint string // our datagram address, told with every info request ("" none)
+	claim    int    // the open slot a late joiner takes, claimed with every info request (0 none)
 	log      *slog.Logger
 	bytes    atomic.Int64 // bytes of checkpoints and buckets received
+	// members is the session's member count once known (0: not yet, and
+	// a bucket may be as large as one of bucket.MaxMembers members).
+	members int
+	// A spectator's: follow says it follows redirects to spectators that
+	// serve; serves, once set, are its addresses, as one that serves
+	// (watchserve.go). Both go with every request.
+	follow bool
+	serves atomic.Pointer[[]string]
 }
 
 // request opens a stream to id and sends req.
 func (f *fetcher) request(ctx context.Context, id peer.ID, req catchupRequest) (network.Stream, *bufio.Reader, error) {
 	req.Session = f.session
+	req.Follow = f.follow
+	if s := f.serves.Load(); s != nil {
+		req.Serves = *s
+	}
 	octx, cancel := context.WithTimeout(ctx, catchupRead)
 	s, err := f.h.h.NewStream(octx, id, CatchupProtocol)
 	cancel()
@@ -63,14 +76,21 @@ func (s *stoppingStream) Close() error {
 
 // info asks member id for its view of the session.
 func (f *fetcher) info(ctx context.Context, id peer.ID) (*catchupInfo, error) {
-	s, r, err := f.request(ctx, id, catchupRequest{Kind: "info", Endpoint: f.endpoint})
+	s, r, err := f.request(ctx, id, catchupRequest{Kind: "info", Endpoint: f.endpoint, Claim: f.claim})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	typ, body, err := readMsg(r, nil)
+	typ, body, err := readMsg(r, nil, maxInfoMessage)
 	if err != nil {
 		return nil, err
+	}
+	if typ == msgRedirect {
+		var rd redirect
+		if json.Unmarshal(body, &rd) != nil || len(rd.Spectators) == 0 {
+			return nil, errors.New("peer: a malformed redirect")
+		}
+		return nil, &redirectError{addrs: rd.Spectators[:min(len(rd.Spectators), maxRedirect*maxRelayAddrs)]}
 	}
 	var in catchupInfo
 	if typ != msgInfo || json.Unmarshal(body, &in) != nil {
@@ -128,7 +148,7 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 		for off < hi {
 			var typ byte
 			_ = s.SetReadDeadline(time.Now().Add(catchupRead))
-			typ, buf, err = readMsg(r, buf)
+			typ, buf, err = readMsg(r, buf, maxChunkMessage)
 			if err != nil {
 				break
 			}
@@ -240,7 +260,7 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 		for next <= hi {
 			var typ byte
 			_ = s.SetReadDeadline(time.Now().Add(catchupRead))
-			typ, buf, err = readMsg(r, buf)
+			typ, buf, err = readMsg(r, buf, maxBucketMessage(f.members))
 			if err != nil {
 				break
 			}

@@ -2,11 +2,13 @@ package peer
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/rng"
 )
 
@@ -27,6 +29,9 @@ type catchupInfo struct {
 	From        int64         `json:"from"`    // first frame whose bucket it holds
 	Stepped     int64         `json:"stepped"` // newest frame it stepped, or -1
 	Checkpoints []cpInfo      `json:"checkpoints"`
+	// Free are the open slots nobody took that the asker may take (bit i:
+	// slot i); Members names "" for them.
+	Free uint64 `json:"free,omitempty"`
 }
 
 // cpInfo describes one checkpoint a member holds.
@@ -36,19 +41,24 @@ type cpInfo struct {
 	Size  int64  `json:"size"`
 }
 
-// info describes the session and what this member holds.
-func (srv *catchupServer) info() catchupInfo {
+// info describes the session and what this member holds, to asker.
+func (srv *catchupServer) info(asker peer.ID) catchupInfo {
 	cps, from, next := srv.arch.state()
 	in := catchupInfo{
 		ID: srv.sess.ID, Params: srv.sess.Params, Seed: srv.sess.Seed,
 		StartUnixNS: srv.sess.Start.UnixNano(), Self: int(srv.sess.Self),
 		Live: srv.live(), From: int64(from), Stepped: int64(next) - 1,
+		Free: srv.sess.freeSlots(asker),
 	}
-	for _, m := range srv.sess.Members {
-		in.Members = append(in.Members, m.String())
+	for i := range srv.sess.Members {
+		in.Members = append(in.Members, srv.sess.Member(bucket.Slot(i)).String())
 	}
 	for _, e := range srv.sess.Endpoints {
-		in.Endpoints = append(in.Endpoints, e.String())
+		ep := ""
+		if e.IsValid() {
+			ep = e.String()
+		}
+		in.Endpoints = append(in.Endpoints, ep)
 	}
 	for _, cp := range cps {
 		in.Checkpoints = append(in.Checkpoints, cpInfo{Frame: int64(cp.frame), Hash: cp.hash, Size: int64(len(cp.data))})
@@ -75,24 +85,38 @@ func (in *catchupInfo) agreement(self peer.ID, endpoint netip.AddrPort) (*Agreem
 // session rebuilds the session a member described, with Self 0.
 func (in *catchupInfo) session() (*Agreement, error) {
 	sess := &Agreement{ID: in.ID, Params: in.Params, Seed: in.Seed, Start: time.Unix(0, in.StartUnixNS)}
-	if len(in.Members) != len(in.Endpoints) || len(in.Members) != in.Params.Members {
+	if err := in.Params.validate(); err != nil {
+		return nil, err
+	}
+	if len(in.Members) != len(in.Endpoints) || len(in.Members) != in.Params.slots() {
 		return nil, errors.New("members and endpoints do not match")
 	}
 	for i, s := range in.Members {
-		id, err := peer.Decode(s)
-		if err != nil {
-			return nil, err
-		}
-		ap, err := netip.ParseAddrPort(in.Endpoints[i])
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 && id <= sess.Members[i-1] {
-			return nil, errors.New("members not in order")
+		var id peer.ID
+		var ap netip.AddrPort
+		var err error
+		switch open := i >= in.Params.Members; {
+		case open && s == "":
+			// an open slot nobody took
+		case s == "":
+			return nil, fmt.Errorf("no member %d", i)
+		default:
+			if id, err = peer.Decode(s); err != nil {
+				return nil, err
+			}
+			if in.Endpoints[i] != "" || !open {
+				if ap, err = netip.ParseAddrPort(in.Endpoints[i]); err != nil {
+					return nil, err
+				}
+			}
+			if !open && i > 0 && id <= sess.Members[i-1] {
+				return nil, errors.New("members not in order")
+			}
 		}
 		sess.Members = append(sess.Members, id)
 		sess.Endpoints = append(sess.Endpoints, ap)
 	}
+	sess.seats = newSeats(in.Params)
 	return sess, nil
 }
 

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -18,21 +19,28 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
 )
 
 // The catch-up protocol's messages: a type byte, the payload's length as a
-// uvarint (at most maxCatchupMessage) and the payload. The joiner opens a
+// uvarint (bounded per kind: maxRequestMessage, maxInfoMessage,
+// maxChunkMessage, maxBucketMessage) and the payload. The joiner opens a
 // stream per request and sends one request message; the member answers
 // with info, or with chunks or buckets and an end, or with an error, and
 // closes the stream.
 const (
-	msgRequest  = 1 // JSON catchupRequest
-	msgInfo     = 2 // JSON catchupInfo
-	msgChunk    = 3 // bytes of a checkpoint, from the offset asked for on
-	msgBucket   = 4 // one bucket, appendBucket's encoding
-	msgEnd      = 5 // empty: all asked for was sent
-	msgRefusal  = 6 // text: why the request is refused
-	msgWait     = 7 // empty: the member waits to step a frame asked for
+	msgRequest = 1 // JSON catchupRequest
+	msgInfo    = 2 // JSON catchupInfo
+	msgChunk   = 3 // bytes of a checkpoint, from the offset asked for on
+	msgBucket  = 4 // one bucket, appendBucket's encoding
+	msgEnd     = 5 // empty: all asked for was sent
+	msgRefusal = 6 // text: why the request is refused
+	msgWait    = 7 // empty: the member waits to step a frame asked for
+	// msgRedirect is JSON redirect: spectators that serve spectators,
+	// instead of a refusal, to a spectator the member has no room for.
+	msgRedirect = 8
+	// catchupIdle is how long a member waits for a request, and for each
+	// message it sends to leave: a deadline per message, not per stream.
 	catchupIdle = 30 * time.Second
 	// catchupKeepalive is how often a member that waits to step a frame
 	// asked for says so; catchupWait bounds that wait.
@@ -44,8 +52,16 @@ const (
 type catchupRequest struct {
 	Session string `json:"session"`
 	Kind    string `json:"kind"` // "info", "checkpoint" or "buckets"
-	// info: the joiner's new datagram address, for the members that dial it
+	// info: the joiner's new datagram address, for the members that dial
+	// it, and the open slot a late joiner takes (0: none; seats.go)
 	Endpoint string `json:"endpoint,omitempty"`
+	Claim    int    `json:"claim,omitempty"`
+	// Any request of a spectator: Follow says it follows the spectators a
+	// member with no room for it names (a redirect message); Serves, the
+	// addresses of a spectator that serves other spectators
+	// (watchserve.go).
+	Follow bool     `json:"follow,omitempty"`
+	Serves []string `json:"serves,omitempty"`
 	// checkpoint: its frame, the byte offset to send from and the one to
 	// stop before (To; 0: the end)
 	Frame  int64 `json:"frame,omitempty"`
@@ -63,13 +79,23 @@ type catchupServer struct {
 	live   func() uint64 // slots this member counts live
 	redial func(bucket.Slot, netip.AddrPort)
 	log    *slog.Logger
-	busy   atomic.Int32
+	busy   streamBudget // the streams served at once (catchupbudget.go)
 	sent   atomic.Int64 // bytes sent on catch-up streams
+	// idle is how long a stream may wait for its next message to go out
+	// (0: catchupIdle); tests shorten it.
+	idle time.Duration
 	// spectators bounds the peers that are no members it serves (0: none),
 	// watchers are those it serves.
 	spectators int
 	watchers   watcherSet
-	ctx        context.Context // ends when the member stops serving
+	// onSpectator, when set, hears of each spectator it begins serving.
+	onSpectator func(peer.ID)
+	// relays are spectators that serve spectators, named to those it has
+	// no room for; spectatorOnly: this is a spectator serving spectators,
+	// which serves no member (watchserve.go).
+	relays        relaySet
+	spectatorOnly bool
+	ctx           context.Context // ends when the member stops serving
 }
 
 // handleCatchup serves one catch-up stream, on libp2p's goroutine for it:
@@ -84,27 +110,30 @@ func (h *Host) handleCatchup(s network.Stream) {
 	}
 	defer s.Close()
 	slot, member := srv.sess.Slot(from)
+	// A peer that may take an open slot is served as a member: it asks for
+	// the session, then claims a slot (seats.go).
+	candidate := !member && !srv.spectatorOnly && srv.sess.seats.mayTake(from)
 	switch {
-	case member && slot == srv.sess.Self:
+	case member && (slot == srv.sess.Self || srv.spectatorOnly):
 		writeRefusal(s, "not a member of this session")
 		return
+	case candidate:
 	case !member && srv.spectators == 0:
 		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
 		writeRefusal(s, "not a member of this session")
 		return
-	case !member && !srv.watchers.admit(from, time.Now(), srv.spectators):
-		writeRefusal(s, "busy: no room for another spectator")
+	}
+	spectator := !member && !candidate
+	release, why := srv.busy.acquire(from, !member && !candidate)
+	if release == nil {
+		writeRefusal(s, why)
 		return
 	}
-	if srv.busy.Add(1) > maxCatchupStreams {
-		srv.busy.Add(-1)
-		writeRefusal(s, "busy")
-		return
-	}
-	defer srv.busy.Add(-1)
-	_ = s.SetDeadline(time.Now().Add(catchupIdle))
+	defer release()
+	idle := cmp.Or(srv.idle, catchupIdle)
+	_ = s.SetReadDeadline(time.Now().Add(idle))
 	r := bufio.NewReader(s)
-	typ, body, err := readMsg(r, nil)
+	typ, body, err := readMsg(r, nil, maxRequestMessage)
 	var req catchupRequest
 	if err == nil && (typ != msgRequest || json.Unmarshal(body, &req) != nil) {
 		err = errors.New("malformed request")
@@ -117,15 +146,31 @@ func (h *Host) handleCatchup(s network.Stream) {
 		writeRefusal(s, "another session")
 		return
 	}
+	if spectator && !srv.admitSpectator(s, from, req) {
+		return
+	}
+	if candidate && req.Kind == "info" && req.Claim > 0 {
+		if err := srv.sess.claim(bucket.Slot(req.Claim), from); err != nil {
+			writeRefusal(s, err.Error())
+			return
+		}
+		srv.log.Info("peer: a late joiner took an open slot", "slot", req.Claim, "id", from)
+		slot, member, candidate = bucket.Slot(req.Claim), true, false
+	}
+	if candidate && req.Kind != "info" {
+		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "no slot taken")
+		writeRefusal(s, "not a member of this session")
+		return
+	}
 	ctx, cancel := context.WithCancel(srv.ctx)
 	defer cancel()
-	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, total: &srv.sent}
+	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, idle: idle, total: &srv.sent}
 	switch req.Kind {
 	case "info":
 		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil && member {
 			srv.redial(slot, ap)
 		}
-		b, _ := json.Marshal(srv.info())
+		b, _ := json.Marshal(srv.info(from))
 		err = writeMsg(w, msgInfo, b)
 	case "checkpoint":
 		err = srv.serveCheckpoint(w, req)
@@ -187,12 +232,10 @@ func (srv *catchupServer) serveBuckets(ctx context.Context, w *pacedWriter, req 
 			if waited >= catchupWait {
 				return fmt.Errorf("frame %d not stepped in %v", f, catchupWait)
 			}
-			_ = w.stream.SetDeadline(time.Now().Add(catchupIdle))
 			if err := writeMsg(w, msgWait, nil); err != nil {
 				return err
 			}
 		}
-		_ = w.stream.SetDeadline(time.Now().Add(catchupIdle))
 		if err := writeMsg(w, msgBucket, buf); err != nil {
 			return err
 		}
@@ -201,17 +244,21 @@ func (srv *catchupServer) serveBuckets(ctx context.Context, w *pacedWriter, req 
 }
 
 // pacedWriter writes no faster than rate bytes per second on average: a
-// catch-up never takes more of the member's uplink than that.
+// catch-up never takes more of the member's uplink than that. Each write
+// may take up to idle: a stream is cut when its asker stops reading, not
+// when a long transfer outlasts a fixed deadline.
 type pacedWriter struct {
 	w      io.Writer
 	stream network.Stream
 	rate   int
+	idle   time.Duration
 	start  time.Time
 	sent   int64
 	total  *atomic.Int64 // the server's count, updated as it goes
 }
 
 func (p *pacedWriter) Write(b []byte) (int, error) {
+	_ = p.stream.SetWriteDeadline(time.Now().Add(p.idle))
 	n, err := p.w.Write(b)
 	p.sent += int64(n)
 	p.total.Add(int64(n))
@@ -241,8 +288,30 @@ func writeRefusal(s network.Stream, why string) {
 // errRefused wraps a member's refusal of a request.
 var errRefused = errors.New("refused")
 
-// readMsg reads one message into buf's storage.
-func readMsg(r *bufio.Reader, buf []byte) (byte, []byte, error) {
+// Bounds of the messages a side reads: a request, an info (64 members' peer IDs and addresses, a few
+// checkpoints), a checkpoint chunk.
+const (
+	maxRequestMessage = 4 << 10
+	maxInfoMessage    = 64 << 10
+	maxChunkMessage   = catchupChunk
+)
+
+// maxBucketMessage is the largest bucket of a session of members members
+// (a member's sessions use lockstep's default bounds per member and
+// frame): per member DefaultMaxFrameCommands commands of 8 bytes of
+// header at most (slot, sequence number, payload length) and
+// DefaultMaxFrameBytes of payload, and the frame number and command count
+// (8 bytes at most). Anything longer is no bucket of it.
+func maxBucketMessage(members int) int {
+	if members < 1 || members > bucket.MaxMembers {
+		members = bucket.MaxMembers
+	}
+	return members*(lockstep.DefaultMaxFrameBytes+8*lockstep.DefaultMaxFrameCommands) + 8
+}
+
+// readMsg reads one message into buf's storage; a message longer than
+// limit bytes is refused before it is read.
+func readMsg(r *bufio.Reader, buf []byte, limit int) (byte, []byte, error) {
 	typ, err := r.ReadByte()
 	if err != nil {
 		return 0, nil, err
@@ -251,8 +320,8 @@ func readMsg(r *bufio.Reader, buf []byte) (byte, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if n > maxCatchupMessage {
-		return 0, nil, fmt.Errorf("a message of %d bytes, past the bound of %d", n, maxCatchupMessage)
+	if n > uint64(limit) {
+		return 0, nil, fmt.Errorf("a message of %d bytes, past the bound of %d", n, limit)
 	}
 	if uint64(cap(buf)) < n {
 		buf = make([]byte, n)
@@ -293,8 +362,9 @@ func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transpor
 	}
 	srv := &catchupServer{
 		sess: sess, arch: a, rate: rate, log: m.log, ctx: ctx, spectators: max(m.cfg.Spectators, 0),
-		live:   func() uint64 { return all &^ m.gone.Load() },
-		redial: tr.redial,
+		live:        func() uint64 { return all &^ m.gone.Load() },
+		redial:      tr.redial,
+		onSpectator: m.onSpectator,
 	}
 	m.arch.Store(a)
 	m.cfg.Host.catchup.Store(srv)
@@ -317,8 +387,9 @@ type watcherSet struct {
 }
 
 // admit reports whether spectator p may be served at now, with at most
-// max served at once, and notes its request.
-func (w *watcherSet) admit(p peer.ID, now time.Time, max int) bool {
+// max served at once, and notes its request; fresh says p held no place
+// before.
+func (w *watcherSet) admit(p peer.ID, now time.Time, max int) (ok, fresh bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.last == nil {
@@ -329,9 +400,10 @@ func (w *watcherSet) admit(p peer.ID, now time.Time, max int) bool {
 			delete(w.last, id)
 		}
 	}
-	if _, ok := w.last[p]; !ok && len(w.last) >= max {
-		return false
+	_, held := w.last[p]
+	if !held && len(w.last) >= max {
+		return false, false
 	}
 	w.last[p] = now
-	return true
+	return true, !held
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -57,7 +56,7 @@ func (m *Member) serveStates(s network.Stream) {
 	m.mu.Lock()
 	sess, ring := m.sess, m.states
 	m.mu.Unlock()
-	if sess == nil || ring == nil || !slices.Contains(sess.Members, s.Conn().RemotePeer()) {
+	if sess == nil || ring == nil || !sess.isMember(s.Conn().RemotePeer()) {
 		s.Reset()
 		return
 	}
@@ -125,7 +124,7 @@ func askStates(ctx context.Context, h *Host, sess *Agreement, with int, frames [
 	if with < 0 || with >= len(sess.Members) {
 		return nil, fmt.Errorf("no member %d", with)
 	}
-	s, err := h.h.NewStream(network.WithAllowLimitedConn(ctx, "phalanx desync states"), sess.Members[with], desyncStatesProtocol(sess.ID))
+	s, err := h.h.NewStream(network.WithAllowLimitedConn(ctx, "phalanx desync states"), sess.Member(bucket.Slot(with)), desyncStatesProtocol(sess.ID))
 	if err != nil {
 		return nil, err
 	}

@@ -103,8 +103,13 @@ func (h *Host) mayConnect(p peer.ID) bool {
 	if h.nat.isRelay(p) {
 		return true // the relay the members met through (Meet)
 	}
-	if srv := h.catchup.Load(); srv != nil && srv.spectators > 0 {
-		return true // spectators, who are no members, come (catchupserve.go)
+	if srv := h.catchup.Load(); srv != nil {
+		if srv.spectators > 0 {
+			return true // spectators, who are no members, come (catchupserve.go)
+		}
+		if _, ok := srv.sess.Slot(p); ok || srv.sess.seats.mayTake(p) {
+			return true // a late joiner, or one that took an open slot (seats.go)
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

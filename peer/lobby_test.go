@@ -27,7 +27,7 @@ func TestJoinFourMembersAgree(t *testing.T) {
 	want := sessions[0]
 	for i, s := range sessions {
 		if s.ID != want.ID || s.Seed != want.Seed || !slices.Equal(s.Members, want.Members) ||
-			!slices.Equal(s.Endpoints, want.Endpoints) || s.Params != want.Params || s.Tag() != want.Tag() {
+			!slices.Equal(s.Endpoints, want.Endpoints) || !sameParams(s.Params, want.Params) || s.Tag() != want.Tag() {
 			t.Fatalf("member %d disagrees:\n%+v\nvs member 0:\n%+v", i, s, want)
 		}
 		if s.Members[s.Self] != hosts[i].ID() {

@@ -20,6 +20,9 @@ func (m *lobbyMachine) checkHello(h *lobbyMsg, remote peer.ID) (netip.AddrPort, 
 	if h.Params == nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %s sent a hello without parameters", ErrLobbyProtocol, remote)
 	}
+	if h.Lobby > LobbyVersion {
+		return netip.AddrPort{}, fmt.Errorf("%w: we speak lobby version %d, peer %s speaks %d", ErrVersionMismatch, LobbyVersion, remote, h.Lobby)
+	}
 	if err := compareParams(m.cfg.params, *h.Params, remote); err != nil {
 		return netip.AddrPort{}, err
 	}
@@ -34,6 +37,15 @@ func (m *lobbyMachine) checkHello(h *lobbyMsg, remote peer.ID) (netip.AddrPort, 
 		return netip.AddrPort{}, fmt.Errorf("%w: %s announced datagram address %q: %v", ErrLobbyProtocol, remote, h.Datagram, err)
 	}
 	return ep, nil
+}
+
+// helloVersion is the lobby version a hello of params says: 2 with open
+// slots, else nothing (0, version 1's hello).
+func helloVersion(p SessionParams) int {
+	if p.slots() > p.Members {
+		return LobbyVersion
+	}
+	return 0
 }
 
 func compareParams(ours, theirs SessionParams, remote peer.ID) error {
@@ -58,6 +70,10 @@ func compareParams(ours, theirs SessionParams, remote peer.ID) error {
 		return diff("initial delay", ours.InitialDelay, theirs.InitialDelay)
 	case ours.Frames != theirs.Frames:
 		return diff("session length", fmt.Sprintf("%d frames", ours.Frames), fmt.Sprintf("%d frames", theirs.Frames))
+	case ours.slots() != theirs.slots():
+		return diff("slots", ours.slots(), theirs.slots())
+	case !slices.Equal(ours.Allowed, theirs.Allowed):
+		return diff("peers allowed into open slots", ours.Allowed, theirs.Allowed)
 	}
 	return nil
 }

@@ -110,6 +110,7 @@ func newLobbyMachine(cfg lobbyConfig, now time.Time) *lobbyMachine {
 		cfg: cfg,
 		hello: lobbyMsg{
 			Type:     msgHello,
+			Lobby:    helloVersion(p),
 			Params:   &p,
 			Members:  idStrings(cfg.members),
 			Commit:   commit[:],

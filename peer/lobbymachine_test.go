@@ -278,7 +278,7 @@ func (ln *lobbyNet) agreed(idx ...int) {
 		}
 		s := n.sess
 		if s.ID != want.ID || s.Seed != want.Seed || !slices.Equal(s.Members, want.Members) ||
-			!slices.Equal(s.Endpoints, want.Endpoints) || s.Params != want.Params || !s.Start.Equal(want.Start) {
+			!slices.Equal(s.Endpoints, want.Endpoints) || !sameParams(s.Params, want.Params) || !s.Start.Equal(want.Start) {
 			ln.t.Fatalf("member %d disagrees:\n%+v\nvs member %d:\n%+v", i, s, idx[0], want)
 		}
 		if s.Members[s.Self] != n.id || s.Endpoints[s.Self] != ln.config(i).datagram {
@@ -413,6 +413,7 @@ func TestLobbyMachineMismatch(t *testing.T) {
 		{"sim version", func(c *lobbyConfig) { c.params.SimVersion = "2.0" }, ErrParamsMismatch, "simulation version"},
 		{"initial delay", func(c *lobbyConfig) { c.params.InitialDelay = 7 }, ErrParamsMismatch, "initial delay"},
 		{"session length", func(c *lobbyConfig) { c.params.Frames = 600 }, ErrParamsMismatch, "session length"},
+		{"open slots", func(c *lobbyConfig) { c.params.Slots = 5 }, ErrParamsMismatch, "slots"},
 		{"members", func(c *lobbyConfig) { c.members = fuzzIDs(t, 3) }, ErrMembersMismatch, "adds"},
 	}
 	for _, tt := range tests {

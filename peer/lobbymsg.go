@@ -16,6 +16,14 @@ import (
 // hello naming bucket.MaxMembers members, is under 8 KiB.
 const maxLobbyMessage = 64 << 10
 
+// LobbyVersion is the version of the lobby's messages. Version 2: the
+// hello's parameters may open slots for late joiners (SessionParams.Slots,
+// Allowed); a hello that does says "lobby": 2, and a member of version 1
+// reading it does not know those fields, so its peers of version 2 find
+// its parameters different (ErrParamsMismatch) and both sides fail in the
+// lobby. A session without open slots sends the hello of version 1.
+const LobbyVersion = 2
+
 // Lobby message types (the "type" field).
 const (
 	msgHello  = "hello"
@@ -41,6 +49,10 @@ type lobbyMsg struct {
 	Type string `json:"type"`
 
 	// hello
+	// Lobby is the lobby's version (LobbyVersion) when it is past 1: the
+	// version of the hello. A hello of a session without open slots says
+	// nothing, as version 1's did.
+	Lobby    int            `json:"lobby,omitempty"`
 	Params   *SessionParams `json:"params,omitempty"`
 	Members  []string       `json:"members,omitempty"`  // peer IDs (text), sorted by ID bytes
 	Commit   []byte         `json:"commit,omitempty"`   // rng.Commit(contribution)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/rng"
 )
@@ -148,13 +150,15 @@ func (m *lobbyMachine) started(now time.Time, msg *lobbyMsg) {
 }
 
 func (m *lobbyMachine) finish(start time.Time) {
+	slots := m.cfg.params.slots() // the open ones after the members, empty
 	a := &Agreement{
 		ID:        m.cfg.params.SessionID,
 		Params:    m.cfg.params,
 		Seed:      m.seed,
-		Members:   slices.Clone(m.cfg.members),
+		Members:   append(slices.Clone(m.cfg.members), make([]peer.ID, slots-len(m.cfg.members))...),
 		Start:     start,
-		Endpoints: make([]netip.AddrPort, len(m.cfg.members)),
+		Endpoints: make([]netip.AddrPort, slots),
+		seats:     newSeats(m.cfg.params),
 	}
 	for i, id := range m.cfg.members {
 		if id == m.cfg.self {

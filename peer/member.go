@@ -57,6 +57,9 @@ type Member struct {
 	gone      atomic.Uint64           // slots dropped or left (bit i: slot i), from the events
 	inputFrom atomic.Int64            // the first frame the Input hook is called for
 	admission *Admission              // a member that came back, once caught up
+	// watchers are the spectators this member began serving, to record in
+	// its replay at the next frame it steps (under mu; only when it records).
+	watchers []peer.ID
 }
 
 // Run runs a member to the end of its session: the lobby, the session, the
@@ -200,6 +203,7 @@ func (m *Member) play(ctx context.Context) error {
 	m.status.Slot = int(sess.Self)
 	m.mu.Unlock()
 	m.phase.Store(int32(PhasePlaying))
+	m.gone.Store(sess.Open()) // open slots count as gone until admitted
 	defer m.serveCatchup(ctx, sess, tr, nil)()
 
 	runCtx, stopRun := context.WithCancel(ctx)
@@ -317,6 +321,20 @@ func (m *Member) end() bucket.Frame {
 	return bucket.Frame(1<<62 - 1)
 }
 
+// maxWatchersPending bounds the spectators waiting to be recorded: past
+// it (a crowd arriving within one frame) the rest go unrecorded.
+const maxWatchersPending = 256
+
+// onSpectator notes a spectator this member began serving, for its
+// replay. Safe for concurrent use (catch-up streams call it).
+func (m *Member) onSpectator(id peer.ID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rec != nil && len(m.watchers) < maxWatchersPending {
+		m.watchers = append(m.watchers, id)
+	}
+}
+
 // onStep takes a stepped frame, in push mode from Run's goroutine and in
 // pull mode from Stepped's caller.
 func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simulation, hash uint64) {
@@ -336,6 +354,10 @@ func (m *Member) onStep(f bucket.Frame, cmds []bucket.Command, sim lockstep.Simu
 		m.states.Keep(f, m.drawn.(lockstep.Snapshotter), hash)
 	}
 	if m.rec != nil {
+		for _, id := range m.watchers {
+			m.rec.spectator(f, id)
+		}
+		m.watchers = m.watchers[:0]
 		m.rec.step(f, cmds, hash, func() []lockstep.Section { return sectionsOf(sim) })
 	}
 	last := f == m.end()-1

@@ -97,7 +97,9 @@ type MemberConfig struct {
 	// lobby, asks the live members at Join (one or more) for the session,
 	// is admitted at a frame they agree on, catches up from them and plays
 	// (see rejoin.go and Member.Admission). It needs NewSim; Record is
-	// ignored.
+	// ignored. A host whose identity no member had joins late the same
+	// way, into an open slot (Params.Slots, Params.Allowed; seats.go), or
+	// fails with ErrNoOpenSlot; its Params must be the session's.
 	Rejoin bool
 	// CheckpointEvery is how often, in frames, the member saves its
 	// simulation for members that come back, when NewSim's simulation is

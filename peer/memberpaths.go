@@ -36,8 +36,9 @@ func (m *Member) Paths() []PairPath {
 	}
 	ts := tr.Stats()
 	var out []PairPath
-	for slot, id := range sess.Members {
-		if bucket.Slot(slot) == sess.Self {
+	for slot := range sess.Members {
+		id := sess.Member(bucket.Slot(slot))
+		if bucket.Slot(slot) == sess.Self || id == "" {
 			continue
 		}
 		p := PairPath{Slot: bucket.Slot(slot), ID: id, Path: PathDirect}

@@ -27,7 +27,21 @@ type SessionParams struct {
 	// to Frames-1 and then ends it (see MemberConfig); 0 means no agreed
 	// end.
 	Frames int `json:"frames,omitempty"`
+	// Slots is the session's number of slots: Members start it, and the
+	// slots Members to Slots-1 are open for late joiners (see
+	// MemberConfig.Rejoin and seats.go); 0 or Members means none open.
+	Slots int `json:"slots,omitempty"`
+	// Allowed, when not empty, are the only peer IDs (text) that may take
+	// an open slot; empty, anyone may. Members must list the same IDs in
+	// the same order.
+	Allowed []string `json:"allowed,omitempty"`
 }
+
+// sameParams reports whether a and b describe the same session.
+func sameParams(a, b SessionParams) bool { return compareParams(a, b, "") == nil }
+
+// slots returns the session's number of slots, open ones included.
+func (p SessionParams) slots() int { return max(p.Slots, p.Members) }
 
 func (p SessionParams) withDefaults() SessionParams {
 	if p.ProtocolVersion == 0 {
@@ -35,6 +49,9 @@ func (p SessionParams) withDefaults() SessionParams {
 	}
 	if p.FrameMillis == 0 {
 		p.FrameMillis = DefaultFrameMillis
+	}
+	if p.Slots == p.Members {
+		p.Slots = 0 // no open slot: a hello as before open slots
 	}
 	return p
 }
@@ -55,6 +72,17 @@ func (p SessionParams) validate() error {
 		return fmt.Errorf("%w: initial delay %d", ErrInvalidParams, p.InitialDelay)
 	case p.Frames < 0:
 		return fmt.Errorf("%w: %d frames", ErrInvalidParams, p.Frames)
+	case p.Slots != 0 && (p.Slots < p.Members || p.Slots > bucket.MaxMembers):
+		return fmt.Errorf("%w: %d slots for %d members, want %d..%d", ErrInvalidParams, p.Slots, p.Members, p.Members, bucket.MaxMembers)
+	case len(p.Allowed) > 0 && p.slots() == p.Members:
+		return fmt.Errorf("%w: peers allowed into a session without open slots", ErrInvalidParams)
+	case len(p.Allowed) > bucket.MaxMembers:
+		return fmt.Errorf("%w: %d peers allowed, at most %d", ErrInvalidParams, len(p.Allowed), bucket.MaxMembers)
+	}
+	for _, a := range p.Allowed {
+		if _, err := peer.Decode(a); err != nil {
+			return fmt.Errorf("%w: allowed peer %q: %v", ErrInvalidParams, a, err)
+		}
 	}
 	return nil
 }
@@ -70,9 +98,12 @@ type Agreement struct {
 	// contribution, each checked against its commitment.
 	Seed rng.Seed
 
-	// Members are the members' peer IDs sorted by their bytes (the binary
-	// multihash; for Ed25519 identities this is also the order of their
-	// text form). A member's slot is its index here.
+	// Members are the members' peer IDs by slot: the Params.Members that
+	// started the session sorted by their bytes (the binary multihash; for
+	// Ed25519 identities this is also the order of their text form), then
+	// one empty ID per open slot (Params.Slots). A member's slot is its
+	// index here. Who took an open slot since is in the seats (Member,
+	// Slot).
 	Members []peer.ID
 
 	// Self is this member's slot.
@@ -85,12 +116,44 @@ type Agreement struct {
 
 	// Endpoints are the members' datagram channel addresses, by slot.
 	Endpoints []netip.AddrPort
+
+	// seats holds who took the open slots: shared by copies of the
+	// Agreement, safe for concurrent use; nil when none is open.
+	seats *seatTable
 }
 
-// Slot returns the slot of member id, and false if id is not a member.
+// Slot returns the slot of member id, and false if id is not a member:
+// neither one that started the session nor one that took an open slot.
+// Safe for concurrent use.
 func (s *Agreement) Slot(id peer.ID) (bucket.Slot, bool) {
-	i, ok := slices.BinarySearch(s.Members, id)
-	return bucket.Slot(i), ok
+	if id == "" {
+		return 0, false
+	}
+	started := s.started()
+	if i, ok := slices.BinarySearch(s.Members[:started], id); ok {
+		return bucket.Slot(i), true
+	}
+	for i := started; i < len(s.Members); i++ {
+		if s.Member(bucket.Slot(i)) == id {
+			return bucket.Slot(i), true
+		}
+	}
+	return 0, false
+}
+
+// isMember reports whether id is a member (Slot).
+func (s *Agreement) isMember(id peer.ID) bool {
+	_, ok := s.Slot(id)
+	return ok
+}
+
+// started returns how many members started the session: the slots before
+// the open ones.
+func (s *Agreement) started() int {
+	if s.Params.Members <= 0 || s.Params.Members > len(s.Members) {
+		return len(s.Members)
+	}
+	return s.Params.Members
 }
 
 // Coordinator returns the member that announced the start time: the lowest

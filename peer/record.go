@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
@@ -62,6 +64,14 @@ func (r *recorder) step(f bucket.Frame, cmds []bucket.Command, hash uint64, sect
 	}
 	if r.err = r.w.Step(f, cmds); r.err == nil && f%bucket.Frame(r.w.Header().HashInterval) == 0 {
 		r.err = r.w.Checkpoint(f, hash, sections())
+	}
+}
+
+// spectator records that the member began serving spectator id, at frame
+// f, the next frame it records.
+func (r *recorder) spectator(f bucket.Frame, id peer.ID) {
+	if r.err == nil {
+		r.err = r.w.Membership(replay.Change{Kind: replay.ChangeSpectator, Frame: f, Member: r.w.Header().Self, LastFrame: -1, Detail: id.String()})
 	}
 }
 

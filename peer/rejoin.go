@@ -91,7 +91,7 @@ func (m *Member) findSession(ctx context.Context, f *fetcher) (*Agreement, []pee
 				continue
 			}
 			s, err := a.in.agreement(h.ID(), h.DatagramAddr())
-			if err == nil && (s.Params != want || sess != nil && (s.Seed != sess.Seed || s.ID != sess.ID)) {
+			if err == nil && (!sameParams(s.Params, want) || sess != nil && (s.Seed != sess.Seed || s.ID != sess.ID)) {
 				err = fmt.Errorf("%w: it runs %+v", ErrParamsMismatch, s.Params)
 			}
 			if err != nil {
@@ -105,13 +105,32 @@ func (m *Member) findSession(ctx context.Context, f *fetcher) (*Agreement, []pee
 			live &= a.in.Live
 		}
 	}
-	take(ask(m.cfg.Join))
+	first := ask(m.cfg.Join)
+	// A late joiner, an identity no member had, takes the lowest open slot
+	// the first member that answered holds free, and asks again claiming
+	// it (seats.go).
+	for _, a := range first {
+		if a.err != nil {
+			continue
+		}
+		if slices.Contains(a.in.Members, h.ID().String()) {
+			break // a member that comes back
+		}
+		if a.in.Free == 0 {
+			return nil, nil, 0, fmt.Errorf("%w: member %s has none free for it", ErrNoOpenSlot, a.id)
+		}
+		f.claim = bits.TrailingZeros64(a.in.Free)
+		m.log.Info("peer: taking an open slot", "slot", f.claim)
+		first = ask(m.cfg.Join)
+		break
+	}
+	take(first)
 	if sess == nil {
 		return nil, nil, 0, fmt.Errorf("peer: no live member answered: %w", errors.Join(errs...))
 	}
 	var more []AddrInfo
 	for slot, id := range sess.Members {
-		if live&(1<<slot) == 0 || bucket.Slot(slot) == sess.Self || slices.Contains(servers, id) {
+		if live&(1<<slot) == 0 || bucket.Slot(slot) == sess.Self || id == "" || slices.Contains(servers, id) {
 			continue
 		}
 		ep := sess.Endpoints[slot]
@@ -141,6 +160,7 @@ func (m *Member) rejoin(ctx context.Context) error {
 		return err
 	}
 	m.cfg.Host.remember(sess)
+	f.members = len(sess.Members)
 	all := uint64(1)<<len(sess.Members) - 1
 	if len(sess.Members) == 64 {
 		all = ^uint64(0)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/replay"
 )
 
 // snapTally is a tally that saves and restores its state, padded to
@@ -228,18 +231,20 @@ func TestStrangerCannotRejoin(t *testing.T) {
 // TestWatch: two members serve spectators; one arrives mid-session, starts
 // from a checkpoint both vouched for, steps a little behind the live frame
 // and ends on the members' final hash. A member that serves one spectator
-// refuses a second.
+// refuses a second. Both members record their replays: each names the
+// spectator it served at the frame it began serving it, and each verifies.
 func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	hosts := newHosts(t, 4)
+	dir := t.TempDir()
 	params := SessionParams{SessionID: "watch-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 250}
 	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
 	var members []*Member
 	for i, h := range hosts[:2] {
 		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i), NewSim: newSim,
 			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
-			CheckpointEvery: 50, Spectators: 1, Logger: testLogger()})
+			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,6 +281,29 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("watched %+v, members' final hash %016x", w, st.Hash)
 	}
 	t.Logf("watched from the checkpoint of frame %d, %d bytes", w.CheckpointFrame, w.Bytes)
+	if _, err := members[1].Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for slot := range 2 {
+		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("member-%d.phx", slot)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		res, err := replay.Verify(f, func(replay.Header) (lockstep.Simulation, error) { return &snapTally{}, nil }, nil)
+		if err != nil || res.FinalHash != st.Hash {
+			t.Fatalf("member %d's replay: %+v, %v", slot, res, err)
+		}
+		var seen []replay.Change
+		for _, c := range res.Changes {
+			if c.Kind == replay.ChangeSpectator {
+				seen = append(seen, c)
+			}
+		}
+		if len(seen) != 1 || seen[0].Detail != hosts[2].ID().String() || int(seen[0].Member) != slot || seen[0].Frame < 110 {
+			t.Errorf("member %d's replay names spectators %v, want %s once, past frame 110", slot, seen, hosts[2].ID())
+		}
+	}
 }
 
 // TestWatchSurvivesAServerCrash: a spectator served by two members, the

@@ -61,11 +61,40 @@ func StatementVerifier(ids []string) (lockstep.Verifier, error) {
 }
 
 // StatementVerifier returns the verifier of the session members'
-// statements (see the package-level StatementVerifier).
+// statements (see the package-level StatementVerifier); the statements of
+// an open slot's member are checked with the key of whoever took the slot
+// (seats.go), and fail while nobody has.
 func (s *Agreement) StatementVerifier() (lockstep.Verifier, error) {
-	ids := make([]string, len(s.Members))
-	for i, id := range s.Members {
-		ids[i] = id.String()
+	var ids []string
+	for _, id := range s.Members[:s.started()] {
+		ids = append(ids, id.String())
 	}
-	return StatementVerifier(ids)
+	v, err := StatementVerifier(ids)
+	if err != nil || s.started() == len(s.Members) {
+		return v, err
+	}
+	return seatVerifier{started: v.(identityVerifier), sess: s}, nil
+}
+
+// seatVerifier checks the starting members' statements with their keys and
+// an open slot's with the key of the identity that took it.
+type seatVerifier struct {
+	started identityVerifier
+	sess    *Agreement
+}
+
+func (v seatVerifier) Verify(member bucket.Slot, msg, sig []byte) bool {
+	if int(member) < len(v.started) {
+		return v.started.Verify(member, msg, sig)
+	}
+	id := v.sess.Member(member)
+	if id == "" {
+		return false
+	}
+	key, err := id.ExtractPublicKey()
+	if err != nil {
+		return false
+	}
+	ok, err := key.Verify(msg, sig)
+	return ok && err == nil
 }

@@ -178,7 +178,7 @@ type link struct {
 // wrapping [ErrInvalidSession] if sess does not name h as its Self member,
 // and [ErrTransportBusy] if another transport holds the socket.
 func NewTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportConfig) (*Transport, error) {
-	return newTransport(ctx, h, sess, cfg, len(sess.Members)-1, nil)
+	return newTransport(ctx, h, sess, cfg, sess.started()-1, nil)
 }
 
 // newTransport is NewTransport, waiting for need members to connect (a
@@ -274,7 +274,7 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 			var missing []string
 			t.mu.Lock()
 			for slot, id := range sess.Members {
-				if bucket.Slot(slot) != t.self && t.links[slot].Load() == nil {
+				if bucket.Slot(slot) != t.self && id != "" && t.links[slot].Load() == nil {
 					m := fmt.Sprintf("%d (%s at %s", slot, id, sess.Endpoints[slot])
 					if err := t.dialErr[slot]; err != nil {
 						m += ": " + err.Error()

@@ -17,8 +17,8 @@ func (t *Transport) redial(slot bucket.Slot, addr netip.AddrPort) {
 		return
 	}
 	old := t.moved[slot].Swap(&addr)
-	id := t.sess.Members[slot]
-	if id < t.sess.Members[t.self] {
+	id := t.sess.Member(slot)
+	if id == "" || id < t.sess.Members[t.self] {
 		return // it dials us
 	}
 	if old != nil && *old == addr {

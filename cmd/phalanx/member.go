@@ -47,8 +47,12 @@ type memberFlags struct {
 	// desyncReports is where it writes a desync report.
 	perturb       int64
 	desyncReports string
-	// rejoin: come back into a running session with --key's identity.
+	// rejoin: come back into a running session with --key's identity;
+	// late: join a running session into an open slot; slots: the
+	// session's slots, open ones past --peers included (0: --peers).
 	rejoin bool
+	late   bool
+	slots  int
 	// spectators: how many spectators (phalanx watch) this member serves;
 	// checkpointEvery: how often it saves its game for members that come
 	// back and for spectators.
@@ -79,9 +83,15 @@ func (mf *memberFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&mf.checkpointEvery, "checkpoint-every", 200, "save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
 	fs.IntVar(&mf.spectators, "spectators", 0, "serve at most `N` spectators (phalanx watch) at once (0: refuse them)")
 	fs.BoolVar(&mf.rejoin, "rejoin", false, "come back into a running session with the identity of --key, a member the others dropped: --join lists one or more live members")
+	fs.BoolVar(&mf.late, "late", false, "join a running session late, with an identity no member had, into an open slot (see --slots): --join lists one or more live members")
+	fs.IntVar(&mf.slots, "slots", 0, "slots of the session: the --peers members start it, the slots past them are open for late joiners (phalanx peer --late); every member and joiner gives the same (0: as many as --peers)")
 	fs.StringVar(&mf.desyncReports, "desync-reports", "", "write a report into `DIR` when this member finds a desync (default: beside its --record replay)")
 	mf.registerRelay(fs)
 }
+
+// slotCount is the session's number of slots, the open ones included: the
+// game has a player for each.
+func (mf *memberFlags) slotCount() int { return max(mf.peers, mf.slots) }
 
 // errShowAddr ends a member that was only asked for its address.
 var errShowAddr = errors.New("address shown")
@@ -119,7 +129,13 @@ func runMemberCmd(name string, args []string, stdout, stderr io.Writer, mesh boo
 		if mf.rejoin && (mf.key == "" || !mesh && len(mf.join) == 0) {
 			return errors.New("--rejoin needs --key (the identity of the member that comes back) and --join (a live member)")
 		}
-		if !mesh && !mf.rejoin && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
+		if mf.late && (mf.rejoin || !mesh && len(mf.join) == 0) {
+			return errors.New("--late needs --join (a live member), and no --rejoin")
+		}
+		if mf.slots != 0 && (mf.slots < mf.peers || mf.slots > 64) {
+			return fmt.Errorf("--slots %d: want --peers (%d) to 64", mf.slots, mf.peers)
+		}
+		if !mesh && !mf.rejoin && !mf.late && !mf.mdns && !mf.showAddr && mf.relay == "" && len(mf.join) != mf.peers-1 {
 			return fmt.Errorf("%d members need %d --join addresses (or --mdns), got %d", mf.peers, mf.peers-1, len(mf.join))
 		}
 		if _, err := peer.ParseAddrs(mf.join...); err != nil { // before the host starts
@@ -240,7 +256,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	if err != nil {
 		return res, err
 	}
-	g0, err := newGame(mf.sim, mf.peers, mf.seed)
+	g0, err := newGame(mf.sim, mf.slotCount(), mf.seed)
 	if err != nil {
 		return res, err
 	}
@@ -257,7 +273,7 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 	// The game is built anew from the seed the members agreed on, so no
 	// member chose it.
 	game := func(s *peer.Agreement) *game {
-		g, err := newGame(mf.sim, mf.peers, s.Seed.Uint64())
+		g, err := newGame(mf.sim, mf.slotCount(), s.Seed.Uint64())
 		if err != nil {
 			panic(err) // the same game with another seed was built above
 		}
@@ -267,13 +283,13 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		Host: host,
 		Params: peer.SessionParams{
 			SessionID: mf.session, Members: mf.peers, FrameMillis: mf.frameMS,
-			Sim: mf.sim, SimVersion: g0.version, Frames: mf.frames,
+			Sim: mf.sim, SimVersion: g0.version, Frames: mf.frames, Slots: mf.slots,
 		},
 		Join:         others,
 		MDNS:         mf.mdns,
 		Meet:         mf.meet(),
 		LobbyTimeout: mf.lobbyTimeout,
-		Rejoin:       mf.rejoin,
+		Rejoin:       mf.rejoin || mf.late,
 		Spectators:   mf.spectators,
 		CheckpointEvery: func() int {
 			if mf.checkpointEvery <= 0 {

@@ -45,7 +45,7 @@ func (r *memberRun) started(s *peer.Agreement, g *game) {
 	r.sess, r.g = s, g
 	r.res.Slot = int(s.Self)
 	r.batch.Slot = int(s.Self)
-	r.cursors = cursor.New(cursor.Config{Members: r.mf.peers, Self: int(s.Self), Seed: s.Seed.Uint64()})
+	r.cursors = cursor.New(cursor.Config{Members: r.mf.slotCount(), Self: int(s.Self), Seed: s.Seed.Uint64()})
 	r.cpuStart, r.from = cpuSeconds(), time.Now()
 }
 
@@ -216,14 +216,17 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 }
 
 // flushCmds prints the batch of submitted and executed commands, if any,
-// for phalanx mesh, and empties it.
+// for phalanx mesh, and empties it. It writes without holding mu: a
+// parent slow to read (a full pipe) holds up this goroutine only, never
+// the stepping one, which takes mu in onStep and input.
 func (r *memberRun) flushCmds() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if len(r.batch.Submits)+len(r.batch.Execs) == 0 {
+		r.mu.Unlock()
 		return
 	}
 	b, _ := json.Marshal(r.batch)
-	fmt.Fprintln(r.stdout, string(b))
 	r.batch.Submits, r.batch.Execs = r.batch.Submits[:0], r.batch.Execs[:0]
+	r.mu.Unlock()
+	fmt.Fprintln(r.stdout, string(b))
 }

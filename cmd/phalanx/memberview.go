@@ -62,7 +62,7 @@ func (r *memberRun) queueOrder(id, x, y int) (string, error) {
 	if len(r.view.orders) >= maxOrders {
 		return "", fmt.Errorf("at most %d commands from the page", maxOrders)
 	}
-	payload, text, err := clickCommand(r.g.name, r.mf.peers, int(r.sess.Self), x, y)
+	payload, text, err := clickCommand(r.g.name, r.mf.slotCount(), int(r.sess.Self), x, y)
 	if err != nil {
 		return "", err
 	}

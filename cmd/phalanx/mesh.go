@@ -80,9 +80,23 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		rejoinAt[idx] = frame
 		return nil
 	})
+	slots := fs.Int("slots", 0, "slots of the session: the --peers members start it, the slots past them are open for --late joiners (0: as many as --peers)")
+	lateAt := map[int]int64{}
+	fs.Func("late", "start a member process with a new identity once a member reached `SLOT@FRAME`: it joins late into an open slot (see --slots; it takes the lowest one free) and catches up (repeatable)", func(v string) error {
+		i, fr, ok := strings.Cut(v, "@")
+		slot, err1 := strconv.Atoi(i)
+		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		if !ok || err1 != nil || err2 != nil || slot < 0 || frame < 0 {
+			return fmt.Errorf("want SLOT@FRAME, like 4@300")
+		}
+		lateAt[slot] = frame
+		return nil
+	})
 	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
 	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
 	checkpointEvery := fs.Int("checkpoint-every", 200, "members save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
+	spectatorsPerMember := fs.Int("spectators-per-member", 0, "each member serves at most `N` spectators, and sends the others to spectators that serve (0: enough for every spectator)")
+	spectatorsServe := fs.Int("spectators-serve", 2, "each spectator serves at most `N` other spectators")
 	spectatorsAt := fs.Int64("spectators-at", 1, "spectators start once every member stepped `FRAME`, and catch up first")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: the run's length plus a tenth and a minute)")
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
@@ -133,11 +147,26 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 {
+	if *slots != 0 && (*slots < f.peers || *slots > 64) {
+		fmt.Fprintf(stderr, "phalanx mesh: --slots %d: want --peers (%d) to 64\n", *slots, f.peers)
+		return 2
+	}
+	if _, err := newGame(f.sim, max(f.peers, *slots), f.seed); err != nil {
+		fmt.Fprintln(stderr, "phalanx mesh: --slots:", err)
+		return 2
+	}
+	for slot := range lateAt {
+		if slot < f.peers || slot >= *slots {
+			fmt.Fprintf(stderr, "phalanx mesh: --late %d@%d: slot %d is not open (open slots are %d..%d, see --slots)\n", slot, lateAt[slot], slot, f.peers, *slots-1)
+			return 2
+		}
+	}
+	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 || *spectatorsPerMember < 0 || *spectatorsServe < 0 || *spectatorsServe > 64 {
 		fmt.Fprintln(stderr, "phalanx mesh: --spectators: want 0 to 32, --spectator-delay 0 or more")
 		return 2
 	}
 	m := &meshRun{f: &f, stdout: stdout, stderr: stderr, n: f.peers, killAt: killAt, freezes: freezes, perturbs: perturbs, lat: newCmdLatencies(), rejoinAt: rejoinAt,
+		slots: *slots, lateAt: lateAt, spectatorsPerMember: *spectatorsPerMember, spectatorsServe: *spectatorsServe,
 		spectators: *spectators, spectatorDelay: *spectatorDelay, spectatorsAt: max(*spectatorsAt, 1), checkpointEvery: *checkpointEvery}
 	if len(rejoinAt) > 0 {
 		if m.keyDir, err = os.MkdirTemp("", "phalanx-mesh-keys-"); err != nil {
@@ -200,11 +229,20 @@ type meshRun struct {
 
 	// rejoinAt are the --rejoin flags: frames by process index (meshrejoin.go).
 	rejoinAt map[int]int64
+	// slots is --slots; lateAt are the --late flags: frames by open slot
+	// (meshrejoin.go).
+	slots  int
+	lateAt map[int]int64
 	// spectators and spectatorDelay are --spectators and
 	// --spectator-delay (meshwatch.go).
 	spectators     int
 	spectatorDelay time.Duration
 	spectatorsAt   int64
+
+	// spectatorsPerMember and spectatorsServe are
+	// --spectators-per-member and --spectators-serve (meshwatch.go).
+	spectatorsPerMember, spectatorsServe int
+
 	// checkpointEvery is --checkpoint-every, passed to the members.
 	checkpointEvery int
 	keyDir          string
@@ -237,6 +275,9 @@ func (m *meshRun) memberArgs(index int) []string {
 		args = append(args, "--spectators", strconv.Itoa(m.spectatorPlaces()))
 	}
 	args = append(args, "--checkpoint-every", strconv.Itoa(m.checkpointEvery))
+	if m.slots > 0 {
+		args = append(args, "--slots", strconv.Itoa(m.slots))
+	}
 	if fr, ok := m.perturbs[index]; ok {
 		args = append(args, "--perturb", strconv.FormatInt(fr, 10))
 	}
@@ -441,18 +482,6 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 		return 1
 	}
 	return 0
-}
-
-// meshReport is the JSON of phalanx mesh: the report of the contract and
-// how the packets travelled.
-type meshReport struct {
-	*report
-	Transport string        `json:"transport"` // datagram or stream
-	Members   []memberUsage `json:"members"`   // each member process: how it ended, its memory and CPU over time
-	// RejoinStallRate: the survivors' stalls per frame while members that
-	// came back (--rejoin) caught up, from their start to their first
-	// stepped frame.
-	RejoinStallRate *float64 `json:"rejoin_stall_rate,omitempty"`
 }
 
 // abort kills the member processes started so far and waits for them.

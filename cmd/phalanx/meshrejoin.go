@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -16,11 +18,16 @@ import (
 // --rejoin --key FILE), told the live members' addresses, and comes back
 // into the session (peer.MemberConfig.Rejoin): admitted at a frame the
 // members agree on, caught up from them over the catch-up protocol.
+//
+// phalanx mesh --slots N --late SLOT@FRAME: once a member stepped FRAME, a
+// new process with a fresh identity (phalanx member --late) joins into the
+// lowest open slot free, the same way.
 
-// meshRejoin is one member process that came back.
+// meshRejoin is one member process that came back, or joined late.
 type meshRejoin struct {
-	old, proc *meshProc
-	frame     int64 // the --rejoin frame
+	old, proc *meshProc // old: nil for a late joiner
+	late      int       // the --late slot, or -1
+	frame     int64     // the --rejoin or --late frame
 	started   time.Time
 	// The survivors' stalls and frames (by process index) when the new
 	// process started and when it first reported a stepped frame: the
@@ -60,17 +67,43 @@ func (m *meshRun) rejoinDue(ctx context.Context, exe string, p *meshProc) {
 			fmt.Fprintln(m.stderr, "phalanx mesh: starting a member that comes back:", err)
 			continue
 		}
-		rj := &meshRejoin{old: old, proc: np, frame: fr, started: time.Now()}
+		rj := &meshRejoin{old: old, proc: np, late: -1, frame: fr, started: time.Now()}
 		m.rejoins = append(m.rejoins, rj)
 		rj.stallsFrom, rj.framesFrom = m.survivorsProgress(rj)
 		fmt.Fprintf(m.stderr, "phalanx mesh: member process %d comes back as process %d with the same key at frame %d\n", idx, index, p.progress.Frame)
 	}
+	for _, slot := range slices.Sorted(maps.Keys(m.lateAt)) {
+		if fr := m.lateAt[slot]; p.progress.Frame < fr || m.lateStarted(slot) {
+			continue
+		}
+		index := len(m.procs)
+		args := append(m.memberArgs(index), "--late")
+		np, err := m.startProc(ctx, exe, index, args)
+		if err != nil {
+			fmt.Fprintln(m.stderr, "phalanx mesh: starting a late joiner:", err)
+			continue
+		}
+		rj := &meshRejoin{proc: np, late: slot, frame: m.lateAt[slot], started: time.Now()}
+		m.rejoins = append(m.rejoins, rj)
+		rj.stallsFrom, rj.framesFrom = m.survivorsProgress(rj)
+		fmt.Fprintf(m.stderr, "phalanx mesh: a late joiner starts as process %d with a new key at frame %d, for open slot %d\n", index, p.progress.Frame, slot)
+	}
+}
+
+// lateStarted reports whether the late joiner of --late slot started.
+func (m *meshRun) lateStarted(slot int) bool {
+	for _, rj := range m.rejoins {
+		if rj.old == nil && rj.late == slot {
+			return true
+		}
+	}
+	return false
 }
 
 // rejoining reports whether a process was started to bring old back.
 func (m *meshRun) rejoining(old *meshProc) bool {
 	for _, rj := range m.rejoins {
-		if rj.old == old {
+		if rj.old == old && old != nil {
 			return true
 		}
 	}
@@ -118,8 +151,12 @@ func (m *meshRun) rejoinReport(r *report) *float64 {
 			continue
 		}
 		a := res.Admission
+		kind := "rejoin"
+		if rj.old == nil {
+			kind = "late"
+		}
 		ad := admission{
-			Slot: res.Slot, Kind: "rejoin", RequestedFrame: rj.frame, AdmittedFrame: a.Frame,
+			Slot: res.Slot, Kind: kind, RequestedFrame: rj.frame, AdmittedFrame: a.Frame,
 			CatchupFrames: a.CatchupFrames, CatchupMS: a.CatchupMS, BytesReceived: a.Bytes,
 			SnapshotFrame: a.CheckpointFrame, Verified: a.Verified, TransferMS: a.TransferMS,
 			ResimulateMS: a.ResimulateMS, Servers: a.Servers, ReportedBy: []int{},
@@ -136,8 +173,12 @@ func (m *meshRun) rejoinReport(r *report) *float64 {
 			}
 		}
 		r.Admissions = append(r.Admissions, ad)
-		fmt.Fprintf(m.stderr, "phalanx mesh: member process %d came back into slot %d at frame %d: %d bytes from %d members, fetched in %.1f ms once they had stepped frame %d\n",
-			rj.proc.index, res.Slot, a.Frame, a.Bytes, a.Servers, a.FetchMS, a.Frame-1)
+		verb := "came back into"
+		if rj.old == nil {
+			verb = "joined late into"
+		}
+		fmt.Fprintf(m.stderr, "phalanx mesh: member process %d %s slot %d at frame %d: %d bytes from %d members, fetched in %.1f ms once they had stepped frame %d\n",
+			rj.proc.index, verb, res.Slot, a.Frame, a.Bytes, a.Servers, a.FetchMS, a.Frame-1)
 		for idx, s := range rj.stallsTo {
 			if f0, ok := rj.framesFrom[idx]; ok {
 				stalls += s - rj.stallsFrom[idx]

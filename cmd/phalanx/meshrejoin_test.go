@@ -12,16 +12,8 @@ import (
 // hash as the survivors. A spectator (phalanx watch) served by the killed
 // member and another watches the whole session and ends on that hash too.
 func TestMeshRejoin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts four processes for a 25 s session")
-	}
-	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
-		"--kill", "1@60", "--rejoin", "1@190", "--spectators", "1", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	m := lastJSON(t, out)
+	m, _, errs := meshJSON(t, "four processes for a 25 s session", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
+		"--kill", "1@60", "--rejoin", "1@190", "--spectators", "1")
 	if m["identical"] != true || len(m["survivors"].([]any)) != 3 {
 		t.Fatalf("identical %v, survivors %v (the one that came back included)\n%s", m["identical"], m["survivors"], errs)
 	}
@@ -43,14 +35,63 @@ func TestMeshRejoin(t *testing.T) {
 	}
 }
 
+// TestMeshLate: three member processes start a session of four slots;
+// once one stepped frame 100, a fourth process with a new identity joins
+// late into the open slot, is admitted at a frame every member reports,
+// catches up from a vouched checkpoint and ends on the members' final
+// hash.
+func TestMeshLate(t *testing.T) {
+	m, _, errs := meshJSON(t, "four processes for a 19 s session", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
+		"--slots", "4", "--late", "3@100", "--checkpoint-every", "50")
+	if m["identical"] != true || len(m["survivors"].([]any)) != 4 || len(m["events"].([]any)) != 0 {
+		t.Fatalf("identical %v, survivors %v (the late joiner included), events %v\n%s", m["identical"], m["survivors"], m["events"], errs)
+	}
+	adms, _ := m["admissions"].([]any)
+	if len(adms) != 1 {
+		t.Fatalf("admissions %v, want one", m["admissions"])
+	}
+	a := adms[0].(map[string]any)
+	if a["kind"] != "late" || a["slot"] != 3.0 || a["requested_frame"] != 100.0 || a["admitted_frame"].(float64) < 100 ||
+		a["snapshot_verified"] != true || a["bytes_received"].(float64) <= 0 || len(a["reported_by"].([]any)) != 4 {
+		t.Fatalf("admission %v", a)
+	}
+}
+
 func TestWatchAndRejoinBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"watch"}, {"watch", "--join", "nowhere"}, {"watch", "--join", "/ip4/127.0.0.1/udp/1/quic-v1", "--delay", "-1s"},
 		{"mesh", "--rejoin", "1@100"}, {"mesh", "--kill", "1@200", "--rejoin", "1@100"}, {"mesh", "--spectators", "-1"},
+		{"mesh", "--slots", "2"}, {"mesh", "--slots", "5", "--late", "2@100"}, {"mesh", "--late", "4@100"},
+		{"peer", "--late"}, {"peer", "--slots", "1"},
 		{"peer", "--rejoin", "--join", "/ip4/127.0.0.1/udp/1/quic-v1/p2p/12D3KooWQqaFagYvzDqZykmetymSERo8HkyuR6DPRmaduB73QYhm"},
 	} {
 		if code, _, errs := runCLI(t, args...); code != 2 || errs == "" {
 			t.Errorf("%v: exit %d, %q", args, code, errs)
 		}
+	}
+}
+
+// TestMeshWatchTree: two members serve one spectator each; of three
+// spectators started together, those the members have no room for follow
+// a spectator that serves, and all end on the members' final hash.
+func TestMeshWatchTree(t *testing.T) {
+	m, _, errs := meshJSON(t, "five processes for a 12 s session", "--peers", "2", "--frames", "300", "--frame-ms", "40", "--profile", "lan",
+		"--spectators", "3", "--spectators-per-member", "1", "--spectators-at", "50")
+	specs, _ := m["spectators"].([]any)
+	byMembers, bySpectators := 0, 0
+	for _, s := range specs {
+		s := s.(map[string]any)
+		if s["final_hash"] != m["final_hash"] || s["stepped"] != 299.0 {
+			t.Errorf("spectator %v, members' final hash %v", s, m["final_hash"])
+		}
+		switch s["served_by"] {
+		case "members":
+			byMembers++
+		case "spectators":
+			bySpectators++
+		}
+	}
+	if m["identical"] != true || len(specs) != 3 || byMembers > 2 || bySpectators < 1 {
+		t.Fatalf("identical %v; %d spectators, %d served by members, %d by spectators\n%s", m["identical"], len(specs), byMembers, bySpectators, errs)
 	}
 }

@@ -4,19 +4,25 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 )
 
 // phalanx mesh --spectators N: once every member plays, N phalanx watch
 // processes watch the session over QUIC, each asking two members (the
-// members serve spectators: phalanx member --spectators). The JSON lists
-// them under spectators, and identical covers them.
+// members serve spectators: phalanx member --spectators). Each serves up
+// to --spectators-serve others; with --spectators-per-member below what
+// they need, the members send the rest to spectators that serve. The JSON
+// lists them under spectators, and identical covers them.
 
 // sessionID is the session of the run's member processes.
 func (m *meshRun) sessionID() string { return fmt.Sprintf("mesh-%d-%d", m.f.seed, os.Getpid()) }
 
 // spectatorPlaces is how many spectators each member serves: every
-// spectator takes a place at two members.
+// spectator takes a place at two members, or --spectators-per-member.
 func (m *meshRun) spectatorPlaces() int {
+	if m.spectatorsPerMember > 0 {
+		return m.spectatorsPerMember
+	}
 	return max(2, (2*m.spectators+m.n-1)/m.n)
 }
 
@@ -46,7 +52,8 @@ func (m *meshRun) spectatorsDue(ctx context.Context, exe string) {
 	}
 	for i := range m.spectators {
 		a, b := live[i%len(live)], live[(i+1)%len(live)]
-		args := []string{"watch", "--mesh", "--session", m.sessionID(), "--delay", m.spectatorDelay.String(), "--join", a.addrs[0]}
+		args := []string{"watch", "--mesh", "--session", m.sessionID(), "--delay", m.spectatorDelay.String(), "--join", a.addrs[0],
+			"--spectators", strconv.Itoa(m.spectatorsServe)}
 		if b != a {
 			args = append(args, "--join", b.addrs[0])
 		}
@@ -82,7 +89,11 @@ func (m *meshRun) watchReport(r *report) {
 		}
 		diverged := w.FinalHash != r.FinalHash || w.Stepped != int64(m.f.frames)-1
 		r.Identical = r.Identical && !diverged
-		r.Spectators = append(r.Spectators, watcher{FinalHash: w.FinalHash, DelayFrames: w.DelayFrames, ServedBy: "members",
+		by, depth := "members", 0
+		if w.Followed > 0 {
+			by, depth = "spectators", 1 // at least one hop down the tree
+		}
+		r.Spectators = append(r.Spectators, watcher{FinalHash: w.FinalHash, DelayFrames: w.DelayFrames, ServedBy: by, Depth: depth,
 			Stepped: w.Stepped, From: w.From, Snapshot: w.Snapshot, Bytes: w.Bytes, Diverged: diverged})
 	}
 }

@@ -167,7 +167,7 @@ func TestReplayInspect(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	for _, want := range []string{
-		"Phalanx replay, format version 3",
+		"Phalanx replay, format version 4",
 		"simulation   rts version 1",
 		"signatures   ",
 		"recorded by  member 1",
@@ -206,9 +206,7 @@ func TestReplayBadUsage(t *testing.T) {
 		{"replay", "inspect", "a", "b"},
 		{"replay", "verify", "--bogus", "a"},
 	} {
-		if code, _, _ := runCLI(t, args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
-		}
+		usageError(t, "", args...)
 	}
 	if code, _, errs := runCLI(t, "replay", "-h"); code != 0 || !strings.Contains(errs, "phalanx replay verify [--signed] FILE...") {
 		t.Errorf("replay -h: exit %d, %q", code, errs)
@@ -315,5 +313,32 @@ func writeReplay(t *testing.T, name string, h replay.Header, recs []replay.Recor
 		if err := w.Append(r); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSimRecordSpectators: spectators' admissions are in the replays, each
+// in the file of the member its tree hangs from, at the frame they arrive,
+// and replay verify still proves every file.
+func TestSimRecordSpectators(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "replays")
+	code, out, errs := runCLI(t, "sim", "--peers", "3", "--frames", "300", "--spectators", "8", "--spectators-at", "100", "--record", dir)
+	if code != 0 {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.phx"))
+	code, out, _ = runCLI(t, append([]string{"replay", "verify"}, files...)...)
+	if code != 0 || strings.Count(out, "ok ") != 3 {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+	spectators := 0
+	for _, f := range files {
+		_, out, _ = runCLI(t, "replay", "inspect", f)
+		spectators += strings.Count(out, "membership   spectator served by member")
+		if strings.Contains(out, "spectator") && !strings.Contains(out, "from frame 100: spectator-") {
+			t.Errorf("%s: spectators not at frame 100:\n%s", f, out)
+		}
+	}
+	if spectators != 8 {
+		t.Fatalf("%d spectators recorded, want 8", spectators)
 	}
 }

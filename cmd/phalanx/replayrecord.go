@@ -129,6 +129,25 @@ func (r *recorder) eventHook() func(bucket.Slot, lockstep.Event) {
 	}
 }
 
+// spectatorHook returns the locksteptest.Config.OnSpectator function
+// recording each spectator's admission in the replay of the member its
+// tree hangs from, at the frame it arrives (or the next frame that member
+// records, if it is past it), or nil for a nil recorder.
+func (r *recorder) spectatorHook() func(int, bucket.Slot, bucket.Frame) {
+	if r == nil {
+		return nil
+	}
+	return func(index int, root bucket.Slot, from bucket.Frame) {
+		if int(root) >= len(r.writers) {
+			return // a late joiner's slot: it has no replay here
+		}
+		w := r.writers[root]
+		c := replay.Change{Kind: replay.ChangeSpectator, Frame: max(from, bucket.Frame(w.Frames())), Member: root, LastFrame: -1,
+			Detail: fmt.Sprintf("spectator-%d, stepping from frame %d", index, from)}
+		w.Membership(c) // an error is kept by the writer and returned by Close
+	}
+}
+
 // report writes member slot's desync report beside its replay, with the
 // replay as recorded so far.
 func (r *recorder) report(slot bucket.Slot, e lockstep.Event) {

@@ -35,6 +35,7 @@ type watchResult struct {
 	Verified    bool    `json:"snapshot_verified"`
 	Bytes       int64   `json:"bytes_received"`
 	Seconds     float64 `json:"seconds"`
+	Followed    int     `json:"followed"` // spectators it fetched from (0: members)
 	Error       string  `json:"error,omitempty"`
 }
 
@@ -52,6 +53,8 @@ func runWatch(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print one JSON object as the last line")
 	mesh := fs.Bool("mesh", false, "(phalanx mesh) print progress and the result as JSON lines")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: never)")
+	serve := fs.Int("spectators", 0, "serve at most `N` other spectators once caught up (0: none); members with no room send spectators to those that serve")
+	busyWait := fs.Duration("busy-wait", 30*time.Second, "when every member is busy and names no spectator that serves, ask again for this long")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: phalanx watch --join ADDRESS [flags]")
 		fmt.Fprintln(stderr, "\nWatches a running session as a spectator over real QUIC: steps its buckets a delay")
@@ -68,6 +71,9 @@ func runWatch(args []string, stdout, stderr io.Writer) int {
 		}
 		if *delay < 0 {
 			return errors.New("--delay: want 0 or more")
+		}
+		if *serve < 0 || *serve > 64 {
+			return errors.New("--spectators: want 0 to 64")
 		}
 		return nil
 	}
@@ -93,9 +99,9 @@ func runWatch(args []string, stdout, stderr io.Writer) int {
 	var last time.Time
 	var gameErr error
 	w, err := peer.Watch(ctx, peer.WatchConfig{
-		Host: host, Join: others, SessionID: *session, Delay: *delay, Logger: logger,
+		Host: host, Join: others, SessionID: *session, Delay: *delay, Logger: logger, Spectators: *serve, BusyWait: *busyWait,
 		NewSim: func(s *peer.Agreement) lockstep.Simulation {
-			g, err := newGame(s.Params.Sim, s.Params.Members, s.Seed.Uint64())
+			g, err := newGame(s.Params.Sim, max(s.Params.Members, s.Params.Slots), s.Seed.Uint64())
 			if err != nil {
 				gameErr = err
 				return noSim{}
@@ -119,7 +125,7 @@ func runWatch(args []string, stdout, stderr io.Writer) int {
 		err = gameErr
 	}
 	res := watchResult{DelayFrames: w.DelayFrames, Stepped: int64(w.Frame), From: int64(w.From), Snapshot: int64(w.CheckpointFrame),
-		Verified: w.Verified, Bytes: w.Bytes, Seconds: time.Since(start).Seconds()}
+		Verified: w.Verified, Bytes: w.Bytes, Seconds: time.Since(start).Seconds(), Followed: w.Followed}
 	if w.Frame >= 0 {
 		res.FinalHash = fmt.Sprintf("%016x", w.Hash)
 	}

@@ -87,6 +87,13 @@ func (h *harness) addSpectators() {
 			p.children = append(p.children, i)
 		}
 		sp.list = append(sp.list, s)
+		if h.cfg.OnSpectator != nil {
+			root := s
+			for root.parent >= h.cfg.Members {
+				root = sp.list[root.parent-h.cfg.Members]
+			}
+			h.cfg.OnSpectator(i, bucket.Slot(root.parent), from)
+		}
 		if !s.ready {
 			h.spectatorCatchup(s)
 		}

@@ -62,6 +62,11 @@ type Config struct {
 	// OnEvent, when set, is called with every event a member's core
 	// reports, as it reports it.
 	OnEvent func(slot bucket.Slot, e lockstep.Event)
+	// OnSpectator, when set, is called once per spectator as it arrives
+	// (Config.Spectators): its index, the member its tree of spectators
+	// hangs from, and the first frame it steps itself (after its
+	// catch-up): for recording its admission in replays.
+	OnSpectator func(index int, root bucket.Slot, from bucket.Frame)
 	// OnReceive, when set, is called with every datagram a member's core
 	// receives, as it receives it: over the stream transport, as the stream
 	// hands it on in order. data is valid only during the call.
@@ -103,6 +108,13 @@ type Config struct {
 	// per ordered pair of members (see netsim.Reliable), whose retransmissions count
 	// in the members' Stats.Datagrams and Stats.BytesSent.
 	Transport string
+	// Parallel steps every member's simulation on a goroutine of its own
+	// (started by Run and ended before it returns), beside the rest of the
+	// run: the result is the same as stepping in turn, event for event.
+	// It is ignored (members step in turn) with OnStep, perturb faults,
+	// joiners, rejoins or spectators, which read a simulation as it steps.
+	// Each simulation is then used on its goroutine, one at a time.
+	Parallel bool
 }
 
 // FaultKind says what a Fault does.

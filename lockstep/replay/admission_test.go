@@ -2,6 +2,8 @@ package replay
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +74,39 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A spectator's admission is recorded at its frame (never before the next
+// frame to record), read back as written, and refused in a file of format
+// version 3, which had no such kind.
+func TestSpectatorChange(t *testing.T) {
+	w, buf := newTestWriter(t, 2)
+	spec := Change{Kind: ChangeSpectator, Frame: 3, Member: 1, LastFrame: -1, Detail: "spectator-0"}
+	for f := range bucket.Frame(6) {
+		if f == 3 {
+			must(t, w.Membership(spec))
+			if err := w.Membership(Change{Kind: ChangeSpectator, Frame: 2, Member: 0, LastFrame: -1}); err == nil {
+				t.Fatal("a spectator at a frame already recorded was accepted")
+			}
+		}
+		must(t, w.Step(f, nil))
+	}
+	must(t, w.Close(5, 1, EndCompleted))
+	_, recs, err := readAll(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Change
+	for _, r := range recs {
+		if r.Kind == KindChange {
+			got = append(got, r.Change)
+		}
+	}
+	if len(got) != 1 || got[0] != spec || got[0].String() != "spectator served by member 1 from frame 3: spectator-0" {
+		t.Fatalf("changes %v", got)
+	}
+	if _, _, err := readAll(setVersion(buf.Bytes(), 3)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "change of kind 5") {
+		t.Fatalf("a spectator in a version-3 file: %v", err)
 	}
 }

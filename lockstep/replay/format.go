@@ -49,7 +49,7 @@ const (
 	Magic = "PHXREPLAY"
 	// FormatVersion is the format version this package writes, and the
 	// newest it reads. Readers accept versions 1 to FormatVersion.
-	FormatVersion = 3
+	FormatVersion = 4
 	// EngineVersion is the engine version a Writer records when
 	// Header.Engine is empty.
 	EngineVersion = "phalanx 0.1"
@@ -248,78 +248,6 @@ func parseHeaderBody(body []byte, h *Header) error {
 	return nil
 }
 
-// decoder reads fields from a byte slice, keeping the first error.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf(format, args...)
-	}
-	d.b = nil
-}
-
-func (d *decoder) uvarint(limit uint64, what string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("%s: bad varint", what)
-		return 0
-	}
-	if v > limit {
-		d.fail("%s %d exceeds %d", what, v, limit)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// frame reads a frame -1 <= f < maxFrame written as the uvarint f+1.
-func (d *decoder) frame(what string) bucket.Frame {
-	return bucket.Frame(d.uvarint(maxFrame, what)) - 1
-}
-
-func (d *decoder) fixed(n int, what string) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if len(d.b) < n {
-		d.fail("%s: %d bytes needed, %d left", what, n, len(d.b))
-		return nil
-	}
-	v := d.b[:n:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) bytes(limit uint64, what string) []byte {
-	if d.err != nil {
-		return nil
-	}
-	n, k := binary.Uvarint(d.b)
-	switch {
-	case k <= 0:
-		d.fail("%s length: bad varint", what)
-		return nil
-	case n > limit:
-		d.fail("%s length %d exceeds %d", what, n, limit)
-		return nil
-	}
-	d.b = d.b[k:]
-	return d.fixed(int(n), what)
-}
-
-func (d *decoder) u64(what string) uint64 {
-	if b := d.fixed(8, what); b != nil {
-		return binary.LittleEndian.Uint64(b)
-	}
-	return 0
-}
-
 // EndReason says why a recording ended.
 type EndReason uint8
 
@@ -410,12 +338,39 @@ const (
 	// ChangeJoin: a member joined a slot open since the start and counts
 	// from Frame on (format version 3); its commands as for ChangeRejoin.
 	ChangeJoin ChangeKind = 4
+	// ChangeSpectator: a spectator was admitted (format version 4): it
+	// watches the session from Frame on, served by Member (the recording
+	// member, or the member its tree of spectators hangs from). Spectators
+	// send no commands and count for no seal, so the record changes
+	// nothing a verifier re-runs; Detail names the spectator, LastFrame is
+	// -1.
+	ChangeSpectator ChangeKind = 5
 )
 
 // admission reports whether k admits a member (format version 3).
 func (k ChangeKind) admission() bool { return k == ChangeRejoin || k == ChangeJoin }
 
-// String returns "drop", "leave" or "change N".
+// atFrame reports whether a change of kind k must come at or after the
+// next frame to record: admissions and spectators take effect at a frame
+// not stepped yet.
+func (k ChangeKind) atFrame() bool { return k.admission() || k == ChangeSpectator }
+
+// known reports whether a file of format version v may hold changes of
+// kind k.
+func (k ChangeKind) known(v int) bool {
+	switch k {
+	case ChangeDrop, ChangeLeave:
+		return true
+	case ChangeRejoin, ChangeJoin:
+		return v >= 3
+	case ChangeSpectator:
+		return v >= 4
+	}
+	return false
+}
+
+// String returns "drop", "leave", "rejoin", "join", "spectator" or
+// "change N".
 func (k ChangeKind) String() string {
 	switch k {
 	case ChangeDrop:
@@ -426,6 +381,8 @@ func (k ChangeKind) String() string {
 		return "rejoin"
 	case ChangeJoin:
 		return "join"
+	case ChangeSpectator:
+		return "spectator"
 	}
 	return fmt.Sprintf("change %d", uint8(k))
 }
@@ -466,6 +423,13 @@ func ChangeOf(e lockstep.Event) (Change, bool) {
 }
 
 func (c Change) String() string {
+	if c.Kind == ChangeSpectator {
+		s := fmt.Sprintf("spectator served by member %d from frame %d", c.Member, c.Frame)
+		if c.Detail != "" {
+			s += ": " + c.Detail
+		}
+		return s
+	}
 	s := fmt.Sprintf("%s of member %d at frame %d", c.Kind, c.Member, c.Frame)
 	if !c.Kind.admission() {
 		s += fmt.Sprintf(" (last frame %d)", c.LastFrame)

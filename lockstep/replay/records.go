@@ -85,13 +85,13 @@ func (r *Reader) record() (*Record, error) {
 		c.Frame = d.frame("change frame")
 		c.LastFrame = d.frame("last frame")
 		c.Detail = string(d.bytes(maxDetail, "detail"))
-		if d.err == nil && c.Kind != ChangeDrop && c.Kind != ChangeLeave && !(c.Kind.admission() && r.h.Version >= 3) {
+		if d.err == nil && !c.Kind.known(r.h.Version) {
 			d.fail("membership change of kind %d", c.Kind)
 		}
+		if d.err == nil && c.Kind.atFrame() && c.Frame < r.next {
+			d.fail("%s of slot %d at frame %d, after frame %d", c.Kind, c.Member, c.Frame, r.next-1)
+		}
 		if d.err == nil && c.Kind.admission() {
-			if c.Frame < r.next {
-				d.fail("admission of slot %d at frame %d, after frame %d", c.Member, c.Frame, r.next-1)
-			}
 			r.restart[c.Member] = c.Frame
 		}
 		r.rec = Record{Kind: KindChange, Frame: c.Frame, Change: c}

@@ -300,10 +300,10 @@ func (w *Writer) Membership(c Change) error {
 		return err
 	}
 	switch {
-	case c.Kind != ChangeDrop && c.Kind != ChangeLeave && !c.Kind.admission():
+	case !c.Kind.known(FormatVersion):
 		return w.invalid("membership change of kind %d", c.Kind)
-	case c.Kind.admission() && c.Frame < w.next:
-		return w.invalid("admission of slot %d at frame %d, after frame %d was recorded", c.Member, c.Frame, w.next-1)
+	case c.Kind.atFrame() && c.Frame < w.next:
+		return w.invalid("%s of slot %d at frame %d, after frame %d was recorded", c.Kind, c.Member, c.Frame, w.next-1)
 	case int(c.Member) >= len(w.expect):
 		return w.invalid("membership change of slot %d with %d members", c.Member, len(w.expect))
 	case c.Frame < -1 || c.LastFrame < -1 || c.Frame >= maxFrame-1 || c.LastFrame >= maxFrame-1:

@@ -1,0 +1,128 @@
+package peer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/lockstep/replay"
+)
+
+// TestSpectatorsServeSpectators: two members serve one spectator each;
+// the first spectator takes both places and serves two more, which the
+// members, with no room, send to it. Each member's replay names the first
+// spectator alone, the others follow it, and all three end on the members'
+// final hash.
+func TestSpectatorsServeSpectators(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 5)
+	dir := t.TempDir()
+	params := SessionParams{SessionID: "relay-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 400}
+	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
+	var members []*Member
+	for i, h := range hosts[:2] {
+		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i), NewSim: newSim,
+			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
+			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	join := []AddrInfo{hosts[0].AddrInfo(), hosts[1].AddrInfo()}
+	watch := func(h *Host, onStep func(bucket.Frame, uint64)) (Watched, error) {
+		return Watch(ctx, WatchConfig{Host: h, Join: join, SessionID: params.SessionID, NewSim: newSim,
+			Spectators: 2, CheckpointEvery: 50, OnStep: onStep, Logger: testLogger()})
+	}
+	waitFor(t, time.Minute, "the members stepping frame 10", func() bool { return members[1].Status().Frame >= 10 })
+	var stepped atomic.Int64
+	results := make([]Watched, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	first := make(chan struct{})
+	wg.Go(func() {
+		defer close(first)
+		results[0], errs[0] = watch(hosts[2], func(f bucket.Frame, _ uint64) { stepped.Store(int64(f)) })
+	})
+	waitFor(t, time.Minute, "the first spectator stepping frame 60", func() bool {
+		select {
+		case <-first:
+			return true // it ended: the checks below say how
+		default:
+			return stepped.Load() >= 60
+		}
+	})
+	for i := 1; i < 3; i++ {
+		wg.Go(func() { results[i], errs[i] = watch(hosts[2+i], nil) })
+	}
+	wg.Wait()
+	st, err := members[0].Wait()
+	if err != nil || !st.Completed {
+		t.Fatalf("member: %v, %v", st, err)
+	}
+	if _, err := members[1].Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range results {
+		if errs[i] != nil || w.Frame != 399 || w.Hash != st.Hash {
+			t.Fatalf("spectator %d: %+v, %v; members' final hash %016x", i, w, errs[i], st.Hash)
+		}
+		if (w.Followed > 0) != (i > 0) {
+			t.Errorf("spectator %d followed %d spectators", i, w.Followed)
+		}
+		t.Logf("spectator %d: from frame %d (checkpoint %d), %d bytes, following %d spectators", i, w.From, w.CheckpointFrame, w.Bytes, w.Followed)
+	}
+	for slot := range 2 {
+		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("member-%d.phx", slot)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		res, err := replay.Verify(f, func(replay.Header) (lockstep.Simulation, error) { return &snapTally{}, nil }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var served []string
+		for _, c := range res.Changes {
+			if c.Kind == replay.ChangeSpectator {
+				served = append(served, c.Detail)
+			}
+		}
+		if len(served) != 1 || served[0] != hosts[2].ID().String() {
+			t.Errorf("member %d served %v, want the first spectator alone", slot, served)
+		}
+	}
+}
+
+// A member remembers the spectators that serve by their own addresses
+// only, names the most recent first, and forgets the silent ones.
+func TestRelaySet(t *testing.T) {
+	hosts := newHosts(t, 2)
+	a, b := hosts[0], hosts[1]
+	addr := func(h *Host) string { return h.Addrs()[0].String() }
+	var r relaySet
+	now := time.Unix(1000, 0)
+	r.note(a.ID(), []string{addr(b), "nonsense"}, now) // another's address: ignored
+	if got := r.list(now, ""); len(got) != 0 {
+		t.Fatalf("a spectator named another's address: %v", got)
+	}
+	r.note(a.ID(), []string{addr(a)}, now)
+	r.note(b.ID(), []string{addr(b)}, now.Add(time.Second))
+	if got := r.list(now.Add(time.Second), ""); len(got) != 2 || got[0] != addr(b) || got[1] != addr(a) {
+		t.Fatalf("relays %v", got)
+	}
+	if got := r.list(now.Add(time.Second), b.ID()); len(got) != 1 || got[0] != addr(a) {
+		t.Fatalf("relays but b %v", got)
+	}
+	if got := r.list(now.Add(watcherIdle+500*time.Millisecond), ""); len(got) != 1 || got[0] != addr(b) {
+		t.Fatalf("after a's silence: %v", got)
+	}
+}

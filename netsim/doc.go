@@ -32,6 +32,12 @@
 //		}
 //	}
 //
+// [Network] puts them together for nodes 0 to n-1 in virtual time: an
+// uplink per node, a link per ordered pair and one queue of what is in
+// flight, handed out in order of arrival, into which a caller may schedule
+// its own events too. The virtual-time harness, the core's tests and the
+// cursor simulation of phalanx sim all run on it.
+//
 // # Determinism
 //
 // Results depend only on the profile, the seeds and the sequence of calls:
@@ -41,12 +47,6 @@
 // link and per decision, and every call draws the same number of values
 // whatever the conditions, so changing one setting does not reshuffle the
 // outcomes of the others, and adding a link changes no other link.
-//
-// [Network] puts them together for nodes 0 to n-1 in virtual time: an
-// uplink per node, a link per ordered pair and one queue of what is in
-// flight, handed out in order of arrival, into which a caller may schedule
-// its own events too. The virtual-time harness, the core's tests and the
-// cursor simulation of phalanx sim all run on it.
 //
 // [Reliable] models one direction of a reliable, ordered stream (a TCP
 // connection or one QUIC stream: retransmission timeouts, head-of-line

@@ -136,12 +136,7 @@ func sinPhase(p uint64) Fixed {
 // few units of 2^-63.
 func sinQ63(theta uint64) uint64 {
 	z := mulQ63(theta, theta)
-	q := uint64(invFact13)
-	q = invFact11 - mulQ63(z, q)
-	q = invFact9 - mulQ63(z, q)
-	q = invFact7 - mulQ63(z, q)
-	q = invFact5 - mulQ63(z, q)
-	q = invFact3 - mulQ63(z, q)
+	q := hornerQ63(z, invFact13, invFact11, invFact9, invFact7, invFact5, invFact3)
 	return theta - mulQ63(theta, mulQ63(z, q))
 }
 
@@ -156,14 +151,18 @@ func sinQ63(theta uint64) uint64 {
 // The truncation error is below (π/4)^16/16! < 2e-15.
 func cosQ63(theta uint64) uint64 {
 	z := mulQ63(theta, theta)
-	q := uint64(invFact14)
-	q = invFact12 - mulQ63(z, q)
-	q = invFact10 - mulQ63(z, q)
-	q = invFact8 - mulQ63(z, q)
-	q = invFact6 - mulQ63(z, q)
-	q = invFact4 - mulQ63(z, q)
-	q = invFact2 - mulQ63(z, q)
+	q := hornerQ63(z, invFact14, invFact12, invFact10, invFact8, invFact6, invFact4, invFact2)
 	return oneQ63 - mulQ63(z, q)
+}
+
+// hornerQ63 is the Horner step both polynomials share: q = c[0], then
+// q = c[k] - mulQ63(z, q) for each following coefficient, in Q1.63.
+func hornerQ63(z uint64, c ...uint64) uint64 {
+	q := c[0]
+	for _, ck := range c[1:] {
+		q = ck - mulQ63(z, q)
+	}
+	return q
 }
 
 // Sin returns the sine of x radians, for any x, rounded to a Fixed.

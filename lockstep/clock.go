@@ -141,7 +141,9 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 	pos := c.position(now)
 	prev := r.newestClock
 	r.newestClock = clock
-	if pos < 0 || clock <= 0 || !settled {
+	if pos < 0 || clock <= 0 || !settled || c.tight() && c.sched.adaptive() {
+		// Under a tight budget the seals' own lateness counts instead
+		// (sealReached).
 		return
 	}
 	if prev > 0 && skipped > 0 {
@@ -247,8 +249,12 @@ func (c *Core) updatePolicy(now time.Duration) {
 	}
 	c.lastPolicy = now
 	c.lateReport = 0
-	if c.late.Len(now) >= minLateSamples {
-		c.lateReport = c.late.Quantile(now, lateShare/float64(max(1, c.cfg.Members-1)))
+	if c.late.Len(now) >= c.minLate() {
+		share := lateShare / float64(max(1, c.cfg.Members-1))
+		if c.tight() {
+			share /= 2 // tight.go, tightLead
+		}
+		c.lateReport = c.late.Quantile(now, share)
 	}
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
@@ -288,11 +294,15 @@ func (c *Core) updatePolicy(now time.Duration) {
 	// the second copy of a seal whose first datagram was lost. Until every
 	// path is measured it can only grow.
 	wait := c.waitHold + max(c.cfg.SealRepeat, 0)
+	if c.tight() {
+		wait = 0 // the seals' lateness includes their wait (sealReached)
+	}
 	if partial {
 		c.lead.Raise(lag, wait)
 	} else {
 		c.lead.Update(lag, wait)
 	}
+	c.noteLead(c.position(now))
 	c.stats.Delay, c.stats.Lead = c.delayFrames()
 	c.stats.Lag = lag
 }

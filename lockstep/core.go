@@ -93,6 +93,11 @@ type Core struct {
 	sendAt     time.Duration // (send, markUrgent, touched)
 	tokens     int64         // budget tokens in byte-nanoseconds per second
 	refilled   time.Duration // when tokens were last refilled
+	sendNext   int           // the slot whose turn to be sent to comes first (send)
+	stmtOutAt  time.Duration // when a datagram last carried our statement (statementRoom)
+	sealsBuf   []wire.HeldSeal
+	leadHist   [8]leadChange // our recent leads (noteLead)
+	leadN      int
 	waits      *delay.Samples
 	lastPolicy time.Duration
 	late       *delay.Tail   // how late every other member's datagrams' news reached us (addLateness), over lateBlocks × lateBlock
@@ -197,6 +202,9 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		ShrinkAfter: 40,            // two seconds at 20 Hz asking for less before shrinking
 		Step:        cfg.Frame / 2, // over a frame, the lead is a whole number of half frames
 	}, max(time.Duration(cfg.InitialDelay-1)*cfg.Frame, cfg.StartLead))
+	if c.tight() {
+		c.tightLead()
+	}
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {
 			c.peers[i] = newRemote(bucket.Slot(i), initialSeal)

@@ -169,7 +169,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		c.violation(now, from, "window", fmt.Sprintf("seal %d outside the window (executed %d)", p.Seal, c.executed))
 		return
 	}
+	oldSeal := s.Seal()
 	s.Promise(p.Seal, next)
+	c.sealReached(now, from, oldSeal)
 	c.extendChain(now, from)
 	if p.HasStatement {
 		c.onStatement(now, from, from, p.Statement)
@@ -186,6 +188,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	}
 	if newer && c.live(from) {
 		c.onAdmissions(now, r, p)
+	}
+	if len(p.Seals) > 0 && c.live(from) {
+		c.onHeldSeals(now, from, p.Seals)
 	}
 	if p.HasRelay && c.live(from) {
 		c.onRelay(now, r, &p.Relay)

@@ -141,6 +141,9 @@ func (c *Core) send(now time.Duration) {
 		// skips the visit.
 		n := len(c.peers)
 		start := int(c.stats.Datagrams) % n
+		if c.tight() {
+			start = c.sendNext % n // one round after another (tight.go)
+		}
 		for k := range n {
 			r := c.peers[(start+k)%n]
 			if r == nil || !c.live(r.slot) {
@@ -153,6 +156,7 @@ func (c *Core) send(now time.Duration) {
 				break // out of budget; the deadline wakes us when it refills
 			}
 			c.sendTo(now, r)
+			c.sendNext = int(r.slot) + 1
 		}
 		c.sendKnown, c.sendMask, c.sendAt = true, live, c.nextDue(now)
 	}
@@ -208,7 +212,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		}
 		p.Membership.Views, p.Relay.Commands = c.views[:0], c.relayCmds[:0]
 		p.Detail.Frames, p.Detail.Sections = c.detailFrames[:0], c.detailSections[:0]
-		if c.hasCheckpoint && (r.cpFrame != c.checkpoint.Frame || r.cpSends < checkpointSends) {
+		if c.hasCheckpoint && (r.cpFrame != c.checkpoint.Frame || r.cpSends < c.checkpointSends()) {
 			// Each checkpoint goes out a few times, not in every datagram.
 			if r.cpFrame != c.checkpoint.Frame {
 				r.cpFrame, r.cpSends = c.checkpoint.Frame, 0
@@ -233,9 +237,10 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		// interval passed unacknowledged (not in the quick copy): its
 		// first datagram may have been lost (sign.go).
 		if signed && (!r.stmtSent || r.stmtCount != stmt.Count || r.stmtSeal != stmt.Seal ||
-			len(p.Commands) > 0 && now-r.stmtAt >= c.interval(r)) {
+			len(p.Commands) > 0 && now-r.stmtAt >= c.interval(r)) && c.statementRoom(now) {
 			p.HasStatement, p.Statement = true, stmt
 		}
+		c.heldSeals(p, r)
 		c.wireCmds = p.Commands[:0]
 		c.views = p.Membership.Views[:0]
 		c.detailFrames, c.detailSections = p.Detail.Frames[:0], p.Detail.Sections[:0]
@@ -275,6 +280,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		}
 		if p.HasStatement {
 			r.stmtSent, r.stmtCount, r.stmtSeal, r.stmtAt = true, stmt.Count, stmt.Seal, now
+			c.stmtOutAt = now
 		}
 		p.Number = r.recordSend(now)
 		if p.HasLeave && !r.leaveSent {
@@ -303,7 +309,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 	// out again soon, unless acknowledged first (due checks); any later
 	// datagram is that second copy.
 	r.copyAt = 0
-	if (seal > r.sealSent || own.Next() > r.nextSent) && c.cfg.SealRepeat > 0 && r.lossy(now) {
+	if (seal > r.sealSent || own.Next() > r.nextSent) && c.cfg.SealRepeat > 0 && r.lossy(now) && !c.tight() {
 		r.copyAt = now + c.cfg.SealRepeat
 	}
 	r.sealSent, r.nextSent = seal, own.Next()

@@ -32,59 +32,63 @@ func (q *timed[M]) peek() (at time.Duration, ok bool) {
 }
 
 func (q *timed[M]) push(at time.Duration, m M) {
-	q.items = append(q.items, timedItem[M]{at: at, seq: q.seq, m: m})
+	q.items = append(q.items, timedItem[M]{})
+	q.up(len(q.items)-1, timedItem[M]{at: at, seq: q.seq, m: m})
 	q.seq++
-	q.up(len(q.items) - 1)
 }
 
 // pop removes and returns the first message. It panics if q is empty.
 func (q *timed[M]) pop() (time.Duration, M) {
 	first := q.items[0]
 	last := len(q.items) - 1
-	q.items[0] = q.items[last]
+	x := q.items[last]
 	q.items[last] = timedItem[M]{} // let go of what M refers to
 	q.items = q.items[:last]
 	if last > 0 {
-		q.down(0)
+		q.down(0, x)
 	}
 	return first.at, first.m
 }
 
-func (q *timed[M]) less(i, j int) bool {
-	a, b := &q.items[i], &q.items[j]
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
+func (a *timedItem[M]) before(b *timedItem[M]) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-func (q *timed[M]) up(i int) {
+// up puts x at the hole i or above it, moving the parents it goes before
+// down into the hole instead of swapping.
+func (q *timed[M]) up(i int, x timedItem[M]) {
+	s := q.items
 	for i > 0 {
 		p := (i - 1) / 2
-		if !q.less(i, p) {
-			return
+		if !x.before(&s[p]) {
+			break
 		}
-		q.items[i], q.items[p] = q.items[p], q.items[i]
+		s[i] = s[p]
 		i = p
 	}
+	s[i] = x
 }
 
-func (q *timed[M]) down(i int) {
-	n := len(q.items)
+// down puts x at the hole i or below it, moving the children that go
+// before it up into the hole.
+func (q *timed[M]) down(i int, x timedItem[M]) {
+	s := q.items
+	n := len(s)
 	for {
 		c := 2*i + 1
 		if c >= n {
-			return
+			break
 		}
-		if r := c + 1; r < n && q.less(r, c) {
+		if r := c + 1; r < n && s[r].before(&s[c]) {
 			c = r
 		}
-		if !q.less(c, i) {
-			return
+		if !s[c].before(&x) {
+			break
 		}
-		q.items[i], q.items[c] = q.items[c], q.items[i]
+		s[i] = s[c]
 		i = c
 	}
+	s[i] = x
 }
 
 // take removes the messages match selects and returns them in the order
@@ -102,7 +106,7 @@ func (q *timed[M]) take(match func(M) bool) []M {
 	clear(q.items[len(kept):])
 	q.items = kept
 	for i := len(q.items)/2 - 1; i >= 0; i-- {
-		q.down(i)
+		q.down(i, q.items[i])
 	}
 	ms := make([]M, 0, len(out))
 	slices.SortFunc(out, func(a, b timedItem[M]) int {

@@ -98,22 +98,28 @@ func testParams(n int) SessionParams {
 	return SessionParams{SessionID: "test-session", Members: n, Sim: "demo", SimVersion: "1.0"}
 }
 
+// eachAtOnce runs f(i) for every i in [0, n) at once, each in a goroutine
+// of its own, and returns their results and errors by i once all returned.
+func eachAtOnce[T any](n int, f func(i int) (T, error)) ([]T, []error) {
+	out := make([]T, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { out[i], errs[i] = f(i) })
+	}
+	wg.Wait()
+	return out, errs
+}
+
 // joinAll runs Join on every host at once, with params(i), and
 // returns each member's session and error.
 func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams) ([]*Agreement, []error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sessions := make([]*Agreement, len(hosts))
-	errs := make([]error, len(hosts))
-	var wg sync.WaitGroup
-	for i, h := range hosts {
-		wg.Go(func() {
-			sessions[i], errs[i] = Join(ctx, h, params(i), othersOf(hosts, i))
-		})
-	}
-	wg.Wait()
-	return sessions, errs
+	return eachAtOnce(len(hosts), func(i int) (*Agreement, error) {
+		return Join(ctx, hosts[i], params(i), othersOf(hosts, i))
+	})
 }
 
 // mustJoin joins every host with testParams and fails the test on any error.
@@ -137,19 +143,13 @@ func openTransports(t *testing.T, hosts []*Host, sessions []*Agreement, cfg func
 	// several handshakes of one member may meet bursts in a row.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	trs := make([]*Transport, len(hosts))
-	errs := make([]error, len(hosts))
-	var wg sync.WaitGroup
-	for i, h := range hosts {
-		wg.Go(func() {
-			c := TransportConfig{Logger: testLogger()}
-			if cfg != nil {
-				c = cfg(i)
-			}
-			trs[i], errs[i] = NewTransport(ctx, h, sessions[i], c)
-		})
-	}
-	wg.Wait()
+	trs, errs := eachAtOnce(len(hosts), func(i int) (*Transport, error) {
+		c := TransportConfig{Logger: testLogger()}
+		if cfg != nil {
+			c = cfg(i)
+		}
+		return NewTransport(ctx, hosts[i], sessions[i], c)
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("member %d: NewTransport: %v", i, err)

@@ -30,7 +30,7 @@ const LobbyProtocol protocol.ID = "/phalanx/lobby/1.0.0"
 // Version 5: a shorter header (Next and Ack as varints, Sent as 16 bits,
 // AckSeal relative to Seal), which version 4 misreads. It is the datagram
 // format's version, wire.Version.
-const ProtocolVersion = 5
+const ProtocolVersion = 6
 
 // ContributionSize is the size in bytes of each member's contribution to the
 // shared seed.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -38,21 +37,16 @@ func TestDiscoverMDNS(t *testing.T) {
 	}
 
 	hosts := newHosts(t, 3)
-	found := make([][]string, len(hosts))
-	errs := make([]error, len(hosts))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	var wg sync.WaitGroup
-	for i, h := range hosts {
-		wg.Go(func() {
-			infos, err := DiscoverMDNS(ctx, h, "_phalanx-test._udp", 2)
-			errs[i] = err
-			for _, ai := range infos {
-				found[i] = append(found[i], ai.ID.String())
-			}
-		})
-	}
-	wg.Wait()
+	found, errs := eachAtOnce(len(hosts), func(i int) ([]string, error) {
+		infos, err := DiscoverMDNS(ctx, hosts[i], "_phalanx-test._udp", 2)
+		var ids []string
+		for _, ai := range infos {
+			ids = append(ids, ai.ID.String())
+		}
+		return ids, err
+	})
 	for i, h := range hosts {
 		if errs[i] != nil {
 			t.Fatalf("member %d: %v", i, errs[i])

@@ -320,20 +320,13 @@ func closeLeavesNoGoroutines(t *testing.T, mode Mode) {
 		var logs [3]syncBuffer
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		trs := make([]*Transport, 3)
-		var wg sync.WaitGroup
-		for i := range trs {
-			wg.Go(func() {
-				var err error
-				trs[i], err = NewTransport(ctx, hosts[i], sessions[i], TransportConfig{Mode: mode, Profile: &profile, PacketLog: &logs[i]})
-				if err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if t.Failed() {
-			t.FailNow()
+		trs, errs := eachAtOnce(3, func(i int) (*Transport, error) {
+			return NewTransport(ctx, hosts[i], sessions[i], TransportConfig{Mode: mode, Profile: &profile, PacketLog: &logs[i]})
+		})
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		for i, tr := range trs {
 			for to := range bucket.Slot(3) {

@@ -63,7 +63,9 @@ type ReplayFileInfo struct {
 	Reproduces   bool   `json:"reproduces"`
 	RerunFrame   int64  `json:"rerun_frame"`
 	RerunSection string `json:"rerun_section,omitempty"`
-	Error        string `json:"error,omitempty"`
+	// CheckedTo is how many of its frames the check has re-run so far.
+	CheckedTo int64  `json:"checked_to"`
+	Error     string `json:"error,omitempty"`
 	// WorldFrame is the frame of the world its desync report recorded
 	// (see ReplaySide.Recorded), or -1.
 	WorldFrame int64   `json:"world_frame"`
@@ -95,6 +97,12 @@ type Divergence struct {
 type ReplayFrame struct {
 	Frame int64        `json:"frame"`
 	Sides []ReplaySide `json:"sides"`
+	// Pending is set when some side's world is not yet the one after
+	// Frame but an earlier one (that side's At): the re-run that checks
+	// the replays has not yet got near Frame, and a seek does not re-run
+	// the way there itself meanwhile. Asked again once the check has got
+	// there, the frame comes whole.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // ReplaySide is one replay at a frame.
@@ -106,6 +114,10 @@ type ReplaySide struct {
 	Commands []ReplayCommand `json:"commands"`
 	// Hash is the re-run's state hash after the frame.
 	Hash string `json:"hash"`
+	// At is the frame the world (Scene, Hash) is after: the frame asked
+	// for, or an earlier one while the frame is pending (see
+	// ReplayFrame.Pending); -1 for the world before frame 0.
+	At int64 `json:"at"`
 	// Checkpoint is the newest checkpoint recorded at or before the frame.
 	Checkpoint *ReplayCheckpoint `json:"checkpoint,omitempty"`
 	// Diff lists what differs from the first replay's world: units on one

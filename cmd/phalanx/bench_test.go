@@ -24,10 +24,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--no-such-flag"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
-		code, _, errs := runCLI(t, append([]string{"bench"}, tt.args...)...)
-		if code != 2 || !strings.Contains(errs, tt.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errs, tt.want)
-		}
+		usageError(t, tt.want, append([]string{"bench"}, tt.args...)...)
 	}
 	if code, _, errs := runCLI(t, "bench", "-h"); code != 0 || !strings.Contains(errs, "--quick") {
 		t.Errorf("bench -h: exit %d, %q", code, errs)
@@ -172,9 +169,7 @@ func TestSimTransport(t *testing.T) {
 	if m := lastJSON(t, out); m["identical"] != true {
 		t.Fatalf("not identical over the stream: %v", m)
 	}
-	if code, _, errs := runCLI(t, "sim", "--transport", "pigeon"); code != 2 || !strings.Contains(errs, `--transport "pigeon"`) {
-		t.Errorf("sim --transport pigeon: exit %d, %q", code, errs)
-	}
+	usageError(t, `--transport "pigeon"`, "sim", "--transport", "pigeon")
 	if d := (&runFlags{transport: "stream", frameMS: 50}).coreConfig(netsim.Profile{}).DropTimeout; d != lockstep.ReliableDropTimeout {
 		t.Errorf("drop timeout over the stream %v, want %v", d, lockstep.ReliableDropTimeout)
 	}

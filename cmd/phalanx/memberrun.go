@@ -216,14 +216,17 @@ func (r *memberRun) finish(st peer.Status) *memberResult {
 }
 
 // flushCmds prints the batch of submitted and executed commands, if any,
-// for phalanx mesh, and empties it.
+// for phalanx mesh, and empties it. It writes without holding mu: a
+// parent slow to read (a full pipe) holds up this goroutine only, never
+// the stepping one, which takes mu in onStep and input.
 func (r *memberRun) flushCmds() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if len(r.batch.Submits)+len(r.batch.Execs) == 0 {
+		r.mu.Unlock()
 		return
 	}
 	b, _ := json.Marshal(r.batch)
-	fmt.Fprintln(r.stdout, string(b))
 	r.batch.Submits, r.batch.Execs = r.batch.Submits[:0], r.batch.Execs[:0]
+	r.mu.Unlock()
+	fmt.Fprintln(r.stdout, string(b))
 }

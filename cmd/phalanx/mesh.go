@@ -484,18 +484,6 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 	return 0
 }
 
-// meshReport is the JSON of phalanx mesh: the report of the contract and
-// how the packets travelled.
-type meshReport struct {
-	*report
-	Transport string        `json:"transport"` // datagram or stream
-	Members   []memberUsage `json:"members"`   // each member process: how it ended, its memory and CPU over time
-	// RejoinStallRate: the survivors' stalls per frame while members that
-	// came back (--rejoin) caught up, from their start to their first
-	// stepped frame.
-	RejoinStallRate *float64 `json:"rejoin_stall_rate,omitempty"`
-}
-
 // abort kills the member processes started so far and waits for them.
 func (m *meshRun) abort() {
 	m.stopAll()

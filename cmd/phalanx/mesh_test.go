@@ -76,13 +76,9 @@ func TestMeshStream(t *testing.T) {
 
 func TestMeshBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"--peers", "0"}, {"--kill", "9@10"}, {"--profile", "nowhere"}, {"--transport", "pigeon"}, {"extra"}} {
-		if code, _, errs := runCLI(t, append([]string{"mesh"}, args...)...); code != 2 || errs == "" {
-			t.Errorf("%v: exit %d, %q", args, code, errs)
-		}
+		usageError(t, "", append([]string{"mesh"}, args...)...)
 	}
-	if code, _, errs := runCLI(t, "peer", "--peers", "3", "--join", "/ip4/127.0.0.1/udp/1/quic-v1"); code != 2 || !strings.Contains(errs, "need 2 --join") {
-		t.Errorf("peer with too few --join: exit %d, %q", code, errs)
-	}
+	usageError(t, "need 2 --join", "peer", "--peers", "3", "--join", "/ip4/127.0.0.1/udp/1/quic-v1")
 }
 
 // TestMeshFrozenMember: one of three member processes is stopped (SIGSTOP)

@@ -13,16 +13,8 @@ import (
 // hash as the survivors. A spectator (phalanx watch) served by the killed
 // member and another watches the whole session and ends on that hash too.
 func TestMeshRejoin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts four processes for a 25 s session")
-	}
-	t.Setenv("PHALANX_TEST_MEMBER", "1")
-	code, out, errs := runCLI(t, "mesh", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
-		"--kill", "1@60", "--rejoin", "1@190", "--spectators", "1", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	m := lastJSON(t, out)
+	m, _, errs := meshJSON(t, "four processes for a 25 s session", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
+		"--kill", "1@60", "--rejoin", "1@190", "--spectators", "1")
 	if m["identical"] != true || len(m["survivors"].([]any)) != 3 {
 		t.Fatalf("identical %v, survivors %v (the one that came back included)\n%s", m["identical"], m["survivors"], errs)
 	}

@@ -12,6 +12,18 @@ import (
 	"github.com/phalanx-net/phalanx/reckon"
 )
 
+// meshReport is the JSON of phalanx mesh: the report of the contract and
+// how the packets travelled.
+type meshReport struct {
+	*report
+	Transport string        `json:"transport"` // datagram or stream
+	Members   []memberUsage `json:"members"`   // each member process: how it ended, its memory and CPU over time
+	// RejoinStallRate: the survivors' stalls per frame while members that
+	// came back (--rejoin) caught up, from their start to their first
+	// stepped frame.
+	RejoinStallRate *float64 `json:"rejoin_stall_rate,omitempty"`
+}
+
 func (m *meshRun) progressLine(p *meshProc) string {
 	pr := p.progress
 	state := "running"

@@ -83,9 +83,22 @@ func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
 // runs the cursors twice over the same impairment: every update to every
 // member, then with the interest filters (interest.go); the methods'
 // figures are those of the first run.
+//
+// Without atEnd the two runs, which share nothing, go on two goroutines.
 func simulateCursorsThen(f *runFlags, profile netsim.Profile, atEnd func()) reckonReport {
-	all := runCursors(f, profile, nil, atEnd)
-	filtered := runCursors(f, profile, &reckon.Interest{}, nil)
+	var all, filtered cursorRun
+	if atEnd != nil {
+		all = runCursors(f, profile, nil, atEnd)
+		filtered = runCursors(f, profile, &reckon.Interest{}, nil)
+	} else {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			filtered = runCursors(f, profile, &reckon.Interest{}, nil)
+		}()
+		all = runCursors(f, profile, nil, nil)
+		<-done
+	}
 	return reckonReport{Methods: mergeMethods(all.metrics), Interest: compareInterest(all, filtered)}
 }
 
@@ -106,8 +119,10 @@ func runCursors(f *runFlags, profile netsim.Profile, interest *reckon.Interest, 
 	frame := time.Duration(f.frameMS) * time.Millisecond
 	root := rng.SeedFromUint64(f.seed).PCG().Derive("cursors")
 	shares := make([]*cursor.Share, f.peers)
+	truths := cursor.NewTruths(f.seed, f.peers)
 	for i := range f.peers {
-		shares[i] = cursor.New(cursor.Config{Members: f.peers, Self: i, Seed: f.seed, Interest: interest, OnScreen: true})
+		// With filters, only what is on screen is compared (compareInterest).
+		shares[i] = cursor.New(cursor.Config{Members: f.peers, Self: i, Seed: f.seed, Interest: interest, OnScreen: true, OnScreenOnly: interest != nil, Truths: truths})
 	}
 	net := netsim.NewNetwork[cursorUpdate](f.peers, profile, func(from, to int) *rng.PCG {
 		return root.Derive(fmt.Sprintf("%d->%d", from, to))

@@ -68,8 +68,6 @@ func TestPeerRelayFlags(t *testing.T) {
 		{"peer", "--relay", "/ip4/127.0.0.1/udp/1/quic-v1", "--lobby", "x"},
 		{"relay", "--public-cidr", "not-a-cidr"},
 	} {
-		if code, _, errs := runCLI(t, args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2 (a usage error)\n%s", args, code, errs)
-		}
+		usageError(t, "", args...)
 	}
 }

@@ -206,9 +206,7 @@ func TestReplayBadUsage(t *testing.T) {
 		{"replay", "inspect", "a", "b"},
 		{"replay", "verify", "--bogus", "a"},
 	} {
-		if code, _, _ := runCLI(t, args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
-		}
+		usageError(t, "", args...)
 	}
 	if code, _, errs := runCLI(t, "replay", "-h"); code != 0 || !strings.Contains(errs, "phalanx replay verify [--signed] FILE...") {
 		t.Errorf("replay -h: exit %d, %q", code, errs)

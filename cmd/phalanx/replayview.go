@@ -68,19 +68,18 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 	for i, f := range info.Files {
 		shown[i] = f.Name
 	}
-	srv := web.NewServer(web.Config{Title: strings.Join(shown, ", "), Replays: rs})
-	url, stop, err := serveView(addr, srv, stdout)
-	if err != nil {
-		fmt.Fprintln(stderr, "phalanx replay view:", err)
-		return 1
-	}
-	defer stop()
+	// The check starts before the page is served, so that the first
+	// seeks already share what it re-runs; it reports after the URL.
 	ctx, cancel := context.WithCancel(context.Background())
-	checked := make(chan struct{})
+	checked, served := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(checked)
 		start := time.Now()
 		rs.Check(ctx)
+		select {
+		case <-served:
+		case <-ctx.Done():
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -92,6 +91,14 @@ func replayView(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	defer func() { cancel(); <-checked }()
+	srv := web.NewServer(web.Config{Title: strings.Join(shown, ", "), Replays: rs})
+	url, stop, err := serveView(addr, srv, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "phalanx replay view:", err)
+		return 1
+	}
+	defer stop()
+	close(served)
 	waitView(url, linger, stdout)
 	return 0
 }

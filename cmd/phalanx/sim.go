@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -113,6 +115,9 @@ func (f *runFlags) harnessConfig(profile netsim.Profile, g *game) locksteptest.C
 		Commands:  g.commands,
 		Transport: f.transport,
 		Unsigned:  f.unsigned,
+		// The same run with the simulations stepping beside the rest; a
+		// null simulation's step costs less than handing it over.
+		Parallel: f.sim != "null",
 	}
 }
 
@@ -164,6 +169,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, 4, 600)
 	var ff faultFlags
 	ff.register(fs)
+	cpuprofile := fs.String("cpuprofile", "", "developer flag: write a CPU profile of the run to `FILE` (read it with go tool pprof)")
 	if code := parseFlags(fs, args, func() error { return f.check() }); code >= 0 {
 		return code
 	}
@@ -190,6 +196,18 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	if *cpuprofile != "" {
+		pf, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(pf)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "phalanx sim: --cpuprofile:", err)
+			return 1
+		}
+		defer pf.Close()
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	hc := f.harnessConfig(profile, g)
 	hc.OnStep, hc.OnEvent, hc.OnStatement = rec.hook(), rec.eventHook(), rec.statementHook()
@@ -198,8 +216,13 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	hc.Members, hc.Open, hc.CheckpointEvery = ff.members(f.peers), ff.open(f.peers), ff.checkpointEvery
 	hc.Spectators, hc.SpectatorDelay, hc.SpectatorsFrom = ff.spectators, ff.spectatorDelay, bucket.Frame(ff.spectatorsAt)
 	hc.StallFrom, hc.StallTo = bucket.Frame(ff.stallFrom), bucket.Frame(ff.stallTo)
+	// The cursors (the dead-reckoning half) share nothing with the
+	// lockstep run: they go on their own goroutine meanwhile.
+	cursors := make(chan reckonReport, 1)
+	go func() { cursors <- simulateCursors(&f, profile) }()
 	res, err := locksteptest.Run(hc)
 	wall := time.Since(start)
+	reckonRep := <-cursors
 	recErr := rec.finish()
 	if recErr != nil {
 		fmt.Fprintln(stderr, "phalanx sim: --record:", recErr)
@@ -212,7 +235,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep := newReport(&f, profile.Name, res, wall)
-	rep.Reckon = simulateCursors(&f, profile)
+	rep.Reckon = reckonRep
 	rep.print(stdout)
 	if f.json {
 		b, _ := json.Marshal(rep)

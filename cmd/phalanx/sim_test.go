@@ -18,6 +18,15 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// usageError runs the CLI with args and fails t unless it exits 2 (a
+// usage error) and says so on stderr, in words containing want.
+func usageError(t *testing.T, want string, args ...string) {
+	t.Helper()
+	if code, _, errs := runCLI(t, args...); code != 2 || errs == "" || !strings.Contains(errs, want) {
+		t.Errorf("%v: exit %d, stderr %q; want 2 and %q", args, code, errs, want)
+	}
+}
+
 func lastJSON(t *testing.T, out string) map[string]any {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -98,17 +107,12 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"--no-such-flag"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
-		code, _, errs := runCLI(t, append([]string{"sim"}, tt.args...)...)
-		if code != 2 || !strings.Contains(errs, tt.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errs, tt.want)
-		}
+		usageError(t, tt.want, append([]string{"sim"}, tt.args...)...)
 	}
 }
 
 func TestUnknownCommand(t *testing.T) {
-	if code, _, errs := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errs, "unknown command") {
-		t.Fatalf("exit %d, %q", code, errs)
-	}
+	usageError(t, "unknown command", "frobnicate")
 }
 
 func TestSimFaults(t *testing.T) {
@@ -209,9 +213,7 @@ func TestSimFaults(t *testing.T) {
 	}
 	t.Run("bad flags", func(t *testing.T) {
 		for _, args := range [][]string{{"--kill", "x"}, {"--kill", "9@10"}, {"--partition", "10"}, {"--perturb", "1@99999"}, {"--freeze", "1@10"}, {"--freeze", "1@10:x"}, {"--mute", "9@10"}} {
-			if code, _, errs := runCLI(t, append([]string{"sim", "--peers", "4"}, args...)...); code != 2 || errs == "" {
-				t.Errorf("%v: exit %d, %q", args, code, errs)
-			}
+			usageError(t, "", append([]string{"sim", "--peers", "4"}, args...)...)
 		}
 	})
 }

@@ -100,19 +100,20 @@ func (w *World) restore(from *World) {
 	copy(w.cellCount, from.cellCount)
 	copy(w.cellPlayers, from.cellPlayers)
 	for len(w.routes.list) < len(from.routes.list) {
-		w.routes.list = append(w.routes.list, route{dist: make([]uint16, len(w.open))})
+		w.routes.list = append(w.routes.list, route{dist: make([]uint16, len(w.open)), queue: make([]int32, len(w.open))})
 	}
 	w.routes.list = w.routes.list[:len(from.routes.list)]
 	for i := range w.routes.list {
 		r, f := &w.routes.list[i], &from.routes.list[i]
-		r.target, r.refs, r.inUse = f.target, f.refs, f.inUse
+		r.target, r.refs, r.inUse, r.head, r.tail = f.target, f.refs, f.inUse, f.head, f.tail
 		copy(r.dist, f.dist)
+		copy(r.queue, f.queue)
 	}
 	w.routes.free = append(w.routes.free[:0], from.routes.free...)
 }
 
 // BenchmarkRoute measures the flow field of one order across the default
-// map.
+// map, the whole field (as a unit at the farthest tile reads it).
 func BenchmarkRoute(b *testing.B) {
 	w, err := New(DefaultConfig())
 	if err != nil {
@@ -123,6 +124,10 @@ func BenchmarkRoute(b *testing.B) {
 	for b.Loop() {
 		r := w.acquireRoute(t)
 		w.routes.hold(r)
+		rt := &w.routes.list[r]
+		for i := range w.open {
+			w.reach(rt, int32(i))
+		}
 		w.routes.release(r)
 	}
 }

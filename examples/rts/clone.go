@@ -17,12 +17,12 @@ func (w *World) Clone() *World {
 	c.grid.cellCount = slices.Clone(w.cellCount)
 	c.grid.cellPlayers = slices.Clone(w.cellPlayers)
 	c.routes = routeTable{
-		list:  slices.Clone(w.routes.list),
-		free:  slices.Clone(w.routes.free),
-		queue: make([]int32, 0, cap(w.routes.queue)),
+		list: slices.Clone(w.routes.list),
+		free: slices.Clone(w.routes.free),
 	}
 	for i := range c.routes.list {
 		c.routes.list[i].dist = slices.Clone(w.routes.list[i].dist)
+		c.routes.list[i].queue = slices.Clone(w.routes.list[i].queue)
 	}
 	c.units = slices.Clone(w.units)
 	c.players = slices.Clone(w.players)

@@ -150,8 +150,8 @@ func (w *World) followRoute(u *unit) bool {
 	if u.route < 0 {
 		return false
 	}
-	dist := w.routes.list[u.route].dist
 	i := u.tile
+	dist := w.reach(&w.routes.list[u.route], i)
 	d := dist[i]
 	if d <= 1 {
 		return false

@@ -67,8 +67,9 @@
 //
 // A Move, AttackMove or Attack command computes one route for all the units
 // it orders: a flow field, the breadth-first-search distance from the
-// target tile to every open tile, where every step (straight or diagonal)
-// costs 1, diagonal steps may not cut corners, and neighbours are explored
+// target tile to every open tile (computed as far as the units read it),
+// where every step (straight or diagonal) costs 1, diagonal steps may not
+// cut corners, and neighbours are explored
 // in the fixed direction order north, east, south, west, north-east,
 // south-east, south-west, north-west (north is -Y). Routes to the same
 // target tile are shared while in use. A unit on a route steps to the first

@@ -7,26 +7,31 @@ import "math/bits"
 // to the target (the target itself holds 1), 0 on an open tile from which
 // the target cannot be reached (a path longer than 65533 steps counts as
 // unreachable), and 0xFFFF on a blocked tile.
+//
+// The field is computed as far as it is read: its breadth-first search
+// stops where the tiles asked for are reached (reach) and resumes from
+// queue[head:tail] when a farther one is asked for. A tile's value is
+// final once set, and every tile nearer the target is set before it, so a
+// unit reading its own tile's value and its neighbours' sees the values of
+// the whole field. Until the search has ended, 0 also means not reached yet.
 type route struct {
-	target int32
-	refs   int32 // units holding the route
-	inUse  bool
-	dist   []uint16
+	target     int32
+	refs       int32 // units holding the route
+	inUse      bool
+	dist       []uint16
+	queue      []int32 // the search's queue: tiles in the order they were reached
+	head, tail int32   // tiles queue[:head] were expanded, queue[head:tail] are waiting
 }
 
 // routeTable pools routes: an unused route's field is reused by the next
 // one, so steady play allocates nothing.
 type routeTable struct {
-	list  []route
-	free  []int32 // unused entries, reused last in first out
-	queue []int32 // breadth-first search queue
+	list []route
+	free []int32 // unused entries, reused last in first out
 }
 
-func newRouteTable(tiles int) routeTable {
-	return routeTable{
-		free:  make([]int32, 0, 64),
-		queue: make([]int32, 0, tiles),
-	}
+func newRouteTable() routeTable {
+	return routeTable{free: make([]int32, 0, 64)}
 }
 
 // hold records one more unit on route i.
@@ -75,6 +80,7 @@ func (w *World) acquireRoute(target int32) int32 {
 		}
 		if len(rt.list[i].dist) != len(w.open) {
 			rt.list[i].dist = make([]uint16, len(w.open))
+			rt.list[i].queue = make([]int32, len(w.open))
 		}
 	}
 	r := &rt.list[i]
@@ -83,17 +89,29 @@ func (w *World) acquireRoute(target int32) int32 {
 	return i
 }
 
-// fillRoute computes r's field toward r.target.
+// fillRoute starts r's field toward r.target: the target alone is
+// reached; reach computes the rest as it is read.
 func (w *World) fillRoute(r *route) {
-	rt := &w.routes
-	target := r.target
-	dist := r.dist
-	copy(dist, w.blank)
-	q := rt.queue[:len(dist)]
-	q[0] = target
-	dist[target] = 1
+	copy(r.dist, w.blank)
+	if len(r.queue) != len(r.dist) {
+		r.queue = make([]int32, len(r.dist))
+	}
+	r.queue[0] = r.target
+	r.dist[r.target] = 1
+	r.head, r.tail = 0, 1
+}
+
+// reach goes on with r's search until tile i is reached or the search has
+// ended, and returns r's field, final for i and every tile nearer the
+// target.
+func (w *World) reach(r *route, i int32) []uint16 {
+	dist, q := r.dist, r.queue
+	if dist[i] != 0 {
+		return dist
+	}
 	pass := w.pass
-	for head, tail := 0, 1; head < tail; head++ {
+	head, tail := r.head, r.tail
+	for ; head < tail && dist[i] == 0; head++ {
 		t := q[head]
 		nd := dist[t] + 1
 		if nd == 0xFFFF {
@@ -108,5 +126,6 @@ func (w *World) fillRoute(r *route) {
 			}
 		}
 	}
-	rt.queue = q[:0]
+	r.head, r.tail = head, tail
+	return dist
 }

@@ -145,7 +145,7 @@ func New(cfg Config) (*World, error) {
 	}
 	w.terrain = generateTerrain(cfg, w.layout, w.rng.Derive("rts/map"), w.hasher)
 	w.grid = newGrid(cfg)
-	w.routes = newRouteTable(len(w.open))
+	w.routes = newRouteTable()
 	for k := range kinds {
 		for d, o := range dirs {
 			ticks := int64(kinds[k].orthoTicks)

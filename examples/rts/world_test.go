@@ -73,9 +73,9 @@ func TestMapConnected(t *testing.T) {
 			if pct > 0 && open > w.width*w.height*(100-pct/2)/100 {
 				t.Errorf("seed %d, %d%%: only %d of %d tiles blocked", seed, pct, w.width*w.height-open, w.width*w.height)
 			}
-			r := w.routes.list[w.acquireRoute(w.units[0].tile)]
+			r := &w.routes.list[w.acquireRoute(w.units[0].tile)]
 			for i, o := range w.open {
-				if o && r.dist[i] == 0 {
+				if o && w.reach(r, int32(i))[i] == 0 {
 					t.Fatalf("seed %d, %d%%: tile (%d, %d) unreachable", seed, pct, w.tileX[i], w.tileY[i])
 				}
 			}

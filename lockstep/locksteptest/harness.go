@@ -38,6 +38,8 @@ type member struct {
 	maxWait   time.Duration
 	peakHeld  int
 	sections  []lockstep.Section // reused every frame
+	stepper   *stepper           // its stepping goroutine, with Config.Parallel (parallel.go)
+	overhead  int                // its core's Config.Overhead, the same for a rejoined core
 
 	// Joining (catchup.go): the slot is open and nobody joined it yet; the
 	// member catches up (its live buckets held until it has) and its
@@ -99,6 +101,7 @@ type harness struct {
 	coreCfg    []lockstep.Config // each member's core configuration, for a rejoin
 	archive    *archive          // what members serve joiners (catchup.go), with rejoin or join faults or spectators only
 	specs      *spectators       // the spectators, once they joined (spectate.go)
+	doneScan   int               // the members before it finished or are inactive (done)
 }
 
 // Run performs one virtual run.
@@ -181,8 +184,11 @@ func Run(cfg Config) (*Result, error) {
 			return nil, err
 		}
 		h.coreCfg = append(h.coreCfg, cc)
-		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1}
+		m := &member{slot: slot, core: core, sim: cfg.NewSim(slot), stepped: -1, open: cfg.Open&(1<<slot) != 0, stallsAt: -1, overhead: core.Config().Overhead}
 		h.members = append(h.members, m)
+	}
+	if h.parallel() {
+		defer h.startSteppers()()
 	}
 	frame := h.members[0].core.Config().Frame
 	maxTime := cfg.MaxTime
@@ -234,16 +240,19 @@ func Run(cfg Config) (*Result, error) {
 			return h.res, fmt.Errorf("%w: %v virtual, slowest member at frame %d of %d", ErrTimeout, maxTime, h.slowest(), cfg.Frames)
 		}
 		if e.kind == evFault {
+			h.settleAll()
 			h.inject(cfg.Faults[e.fault])
 			h.recycle(e)
 			continue
 		}
 		if e.kind == evSpectate {
+			h.settleAll()
 			h.spectate(int(e.gen))
 			h.recycle(e)
 			continue
 		}
 		m := h.members[e.to]
+		h.settleDue(m)
 		if e.kind == evDeliver && m.active() && h.now < m.frozen {
 			// A frozen member's socket holds a few datagrams until it
 			// resumes; the rest are lost.
@@ -303,12 +312,16 @@ func Run(cfg Config) (*Result, error) {
 	return h.res, nil
 }
 
+// done reports whether the run is over: every active member stepped the
+// last frame. It is asked once an event, so it scans the members from the
+// first it found unfinished: without a fault a member that finished or is
+// no longer active stays so, and inject scans them all again.
 func (h *harness) done() bool {
 	if !h.spectatorsDone() {
 		return false
 	}
-	for _, m := range h.members {
-		if m.active() && m.stepped < bucket.Frame(h.cfg.Frames-1) {
+	for ; h.doneScan < len(h.members); h.doneScan++ {
+		if m := h.members[h.doneScan]; m.active() && m.stepped < bucket.Frame(h.cfg.Frames-1) {
 			return false
 		}
 	}
@@ -379,6 +392,10 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 		panic(fmt.Sprintf("locksteptest: member %d got frame %d after %d", m.slot, b.Frame, m.stepped))
 	}
 	h.waited(m)
+	if m.stepper != nil {
+		h.dispatch(m, b)
+		return
+	}
 	m.sim.Step(b.Frame, b.Commands)
 	m.stepped = b.Frame
 	if b.Frame%10 == 0 {

@@ -11,6 +11,7 @@ import (
 // inject carries out a fault whose time has come.
 func (h *harness) inject(f Fault) {
 	h.lastFault = h.now
+	h.doneScan = 0 // a member may be active again
 	switch f.Kind {
 	case FaultKill:
 		h.members[f.Slot].killed = true
@@ -73,7 +74,7 @@ func (h *harness) transmit(m *member, d lockstep.Datagram) {
 		h.streamSend(m, d.To, d.Data)
 		return
 	}
-	h.carry(m, d.To, h.now, len(d.Data)+m.core.Config().Overhead, d.Data, evDeliver, 0)
+	h.carry(m, d.To, h.now, len(d.Data)+m.overhead, d.Data, evDeliver, 0)
 }
 
 // mute rewrites a muted member's datagram: its seal stays where it was when

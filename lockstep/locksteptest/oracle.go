@@ -25,6 +25,7 @@ func (h *harness) completed(p *pending) bool {
 }
 
 func (h *harness) finish() {
+	h.settleAll()
 	h.res.Duration = h.now
 	// Commands that waited for a member that has since gone.
 	keys := make([]commandKey, 0, len(h.cmds))

@@ -86,7 +86,7 @@ func (h *harness) transmitSegment(m *member, to bucket.Slot, seq uint64, data []
 	timer.kind, timer.to, timer.from, timer.gen = evRTO, m.slot, to, seq
 	h.schedule(s.Transmit(at, seq), timer)
 
-	size := len(data) + m.core.Config().Overhead
+	size := len(data) + m.overhead
 	h.streams.sent[m.slot].datagrams++
 	h.streams.sent[m.slot].bytes += int64(size)
 	h.carry(m, to, at, size, data, evSegment, seq)
@@ -100,7 +100,7 @@ func (h *harness) streamEvent(m *member, e *event) bool {
 	case evSegment:
 		h.res.addOneWay(h.now-e.sent, h.cfg.KeepSamples)
 		h.streams.recv[m.slot].datagrams++
-		h.streams.recv[m.slot].bytes += int64(len(e.data) + m.core.Config().Overhead)
+		h.streams.recv[m.slot].bytes += int64(len(e.data) + m.overhead)
 		ack := h.streams.acks[e.from][m.slot].Send(h.now, 0)
 		a := h.newEvent()
 		a.kind, a.to, a.from, a.gen, a.sent = evAck, e.from, m.slot, e.gen, e.sent

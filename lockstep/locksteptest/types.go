@@ -108,6 +108,13 @@ type Config struct {
 	// per ordered pair of members (see netsim.Reliable), whose retransmissions count
 	// in the members' Stats.Datagrams and Stats.BytesSent.
 	Transport string
+	// Parallel steps every member's simulation on a goroutine of its own
+	// (started by Run and ended before it returns), beside the rest of the
+	// run: the result is the same as stepping in turn, event for event.
+	// It is ignored (members step in turn) with OnStep, perturb faults,
+	// joiners, rejoins or spectators, which read a simulation as it steps.
+	// Each simulation is then used on its goroutine, one at a time.
+	Parallel bool
 }
 
 // FaultKind says what a Fault does.

@@ -12,7 +12,7 @@ import (
 // reads. Members of different versions cannot play together: the lobby
 // compares versions (peer.ProtocolVersion), and docs/protocol.md says what
 // each changed.
-const Version = 5
+const Version = 6
 
 // Kind is the first byte of every datagram and says what it carries.
 type Kind byte
@@ -102,6 +102,10 @@ type Packet struct {
 	HasStatement bool
 	Statement    Statement
 	Admissions   []Admission // the admissions extension block (admission.go); none when empty
+	// Seals are other members' seals as the sender holds them, members
+	// increasing (the held-seals extension block, seals.go); none when
+	// empty.
+	Seals []HeldSeal
 }
 
 // headerLen is the fixed part: kind, session, from, number, flags.
@@ -169,6 +173,7 @@ func (p *Packet) Length() int {
 		n += statementLength(&p.Relay.Statement)
 	}
 	n += admissionsLength(p.Admissions)
+	n += sealsLength(p.Seal, p.Seals)
 	return n
 }
 
@@ -235,6 +240,7 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 		b = appendStatement(b, tagRelayStatement, &p.Relay.Statement)
 	}
 	b = appendAdmissions(b, p.Admissions)
+	b = appendSeals(b, p.Seal, p.Seals)
 	return b, nil
 }
 
@@ -270,6 +276,9 @@ func (p *Packet) checkOptional() error {
 			return err
 		}
 	}
+	if err := checkSeals(p.Seals); err != nil {
+		return err
+	}
 	return checkAdmissions(p.Admissions)
 }
 
@@ -285,7 +294,7 @@ func Parse(b []byte, p *Packet) error {
 	cmds := p.Commands[:0]
 	views, relayed := p.Membership.Views[:0], p.Relay.Commands[:0]
 	detail, sections := p.Detail.Frames[:0], p.Detail.Sections[:0]
-	*p = Packet{Commands: cmds, Admissions: p.Admissions[:0]}
+	*p = Packet{Commands: cmds, Admissions: p.Admissions[:0], Seals: p.Seals[:0]}
 	p.Membership.Views, p.Relay.Commands = views, relayed
 	p.Detail.Frames, p.Detail.Sections = detail, sections // keep the storage even if decoding fails
 	r := reader{b: b}

@@ -76,6 +76,8 @@ func testPackets() []struct {
 	}{
 		{"zero", Packet{}},
 		{"admissions", Packet{Seal: 700, AckSeal: 700, Admissions: testAdmissions}},
+		{"held seals", Packet{Seal: 700, AckSeal: 700, Seals: []HeldSeal{{Member: 1, Seal: 698, Next: 3}, {Member: 5, Seal: 702, Next: 300}, {Member: 63, Seal: -1, Next: 0xffff}}}},
+		{"admissions and held seals", Packet{Seal: 10, AckSeal: 10, Admissions: testAdmissions[:1], Seals: []HeldSeal{{Member: 2, Seal: 9}}}},
 		{"minimal", Packet{Seal: -1, AckSeal: -1}},
 		{"echo only", Packet{Seal: 5, AckSeal: 7, HasEcho: true, Echo: Echo{Number: 0xffff, Hold: 3}}},
 		{"hash only", Packet{Seal: 100, AckSeal: 99, HasHash: true, Hash: HashReport{Frame: 90, State: 1, Input: 2}}},
@@ -495,10 +497,18 @@ func TestTruncated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := mustAppend(t, &tt.p)
 			bare := tt.p
-			bare.HasStatement, bare.Relay.HasStatement, bare.Admissions = false, false, nil
+			bare.HasStatement, bare.Relay.HasStatement, bare.Admissions, bare.Seals = false, false, nil, nil
 			ext := map[int]bool{bare.Length(): true}
 			if tt.p.HasStatement {
 				bare.HasStatement = true
+				ext[bare.Length()] = true
+			}
+			if bare.HasRelay && tt.p.Relay.HasStatement {
+				bare.Relay.HasStatement = true
+				ext[bare.Length()] = true
+			}
+			if len(tt.p.Admissions) > 0 {
+				bare.Admissions = tt.p.Admissions
 				ext[bare.Length()] = true
 			}
 			p := Packet{Commands: make([]Command, 0, 8)}
@@ -697,5 +707,22 @@ func TestUnwrapTicks16(t *testing.T) {
 		if got := UnwrapTicks16(tt.ref, tt.v); got != tt.want {
 			t.Errorf("UnwrapTicks16(%d, %d) = %d, want %d", tt.ref, tt.v, got, tt.want)
 		}
+	}
+}
+
+// TestHeldSealsLayout pins the example of docs/protocol.md, "Held seals".
+func TestHeldSealsLayout(t *testing.T) {
+	p := Packet{Seal: 100, AckSeal: 100, Seals: []HeldSeal{{Member: 1, Seal: 98, Next: 5}, {Member: 5, Seal: 102, Next: 257}}}
+	bare := p
+	bare.Seals = nil
+	b := mustAppend(t, &p)
+	got := b[bare.Length():]
+	want := []byte{0x04, 0x22, 0x03, 0x05, 0x04, 0x81, 0x02}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("held seals block % x, want % x", got, want)
+	}
+	var q Packet
+	if err := Parse(b, &q); err != nil || len(q.Seals) != 2 || q.Seals[1] != p.Seals[1] {
+		t.Fatalf("Parse: %v, %+v", err, q.Seals)
 	}
 }

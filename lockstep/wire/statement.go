@@ -87,6 +87,8 @@ func (r *reader) parseExtensions(p *Packet) error {
 			r.statement(&p.Relay.Statement)
 		case tagAdmissions:
 			r.admissions(p)
+		case tagSeals:
+			r.seals(p)
 		default:
 			return fmt.Errorf("%w: unknown extension tag %#02x at offset %d", ErrMalformed, tag, r.off-1)
 		}

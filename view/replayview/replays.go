@@ -77,7 +77,10 @@ type replayFile struct {
 	keys    map[bucket.Frame]lockstep.Simulation // copies by frames stepped
 	saved   map[bucket.Frame][]byte              // or, for a lockstep.Snapshotter, its states
 	every   bucket.Frame
-	scene   view.Scene
+	// checking is set while Check re-runs the file: a seek far beyond
+	// the states it has kept then waits for it (see reachable).
+	checking bool
+	scene    view.Scene
 	// restored are the states of its desync report, restored, by frame.
 	restored map[int64]*view.RestoredPair
 }
@@ -227,8 +230,9 @@ func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
 		r.stepSaved(f, n)
 		return
 	}
-	if n < f.pos || (r.cfg.Clone != nil && n-f.pos > f.every) {
-		// Start from the nearest copy at or before n, else from frame 0.
+	if n < f.pos || r.cfg.Clone != nil {
+		// Start from the nearest copy at or before n when it is ahead,
+		// else from frame 0 when seeking back.
 		best := bucket.Frame(-1)
 		for at := range f.keys {
 			if at <= n && at > best {
@@ -255,11 +259,13 @@ func (r *Replays) stepTo(f *replayFile, n bucket.Frame) {
 }
 
 // stepSaved is stepTo for a Snapshotter: it restores the nearest state
-// kept at or before n when that saves stepping, and keeps one every
-// f.every frames.
+// kept at or before n when that is ahead of f.pos (or n is behind it),
+// and keeps one every f.every frames.
 func (r *Replays) stepSaved(f *replayFile, n bucket.Frame) {
 	sn := f.sim.(lockstep.Snapshotter)
-	if n < f.pos || n-f.pos > f.every {
+	if n < f.pos || n-f.pos >= f.every || f.saved[n/f.every*f.every] != nil {
+		// Restoring is cheaper than stepping even one frame more: start
+		// from the newest state kept at or before n when it is ahead.
 		best := n / f.every * f.every
 		for best > 0 && f.saved[best] == nil {
 			best -= f.every
@@ -278,6 +284,39 @@ func (r *Replays) stepSaved(f *replayFile, n bucket.Frame) {
 			f.saved[f.pos+1] = sn.AppendSnapshot(nil)
 		}
 	}
+}
+
+// reachable returns n, the frames a seek steps f's simulation to, or
+// fewer while Check is re-running f and has not yet kept a state (or a
+// copy) within f.every frames before n: then the frames of the nearest it
+// has kept, or f.pos when that is nearer. Such a seek shows an earlier
+// world at once instead of re-running, under r.mu, the way Check is
+// re-running anyway; asked again when Check has got there, it steps fewer
+// than f.every frames. So a seek steps at most f.every frames while Check
+// runs.
+func (r *Replays) reachable(f *replayFile, n bucket.Frame) bucket.Frame {
+	n = min(n, bucket.Frame(len(f.buckets)))
+	if !f.checking || (f.saved == nil && r.cfg.Clone == nil) {
+		return n
+	}
+	best := bucket.Frame(0)
+	if f.saved != nil {
+		for best = n / f.every * f.every; best > 0 && f.saved[best] == nil; best -= f.every {
+		}
+	} else {
+		for at := range f.keys {
+			if at <= n && at > best {
+				best = at
+			}
+		}
+	}
+	if f.pos <= n && f.pos > best {
+		best = f.pos
+	}
+	if n-best <= f.every {
+		return n
+	}
+	return best
 }
 
 // compare finds where b first disagrees with a.
@@ -356,9 +395,13 @@ func (r *Replays) Frame(f int64) (view.ReplayFrame, error) {
 	defer r.mu.Unlock()
 	out := view.ReplayFrame{Frame: f}
 	for _, rf := range r.files {
-		side := view.ReplaySide{Commands: []view.ReplayCommand{}, Diff: []view.UnitDiff{}}
+		side := view.ReplaySide{Commands: []view.ReplayCommand{}, Diff: []view.UnitDiff{}, At: f}
 		if f < int64(len(rf.buckets)) {
-			r.stepTo(rf, bucket.Frame(f)+1)
+			n := r.reachable(rf, bucket.Frame(f)+1)
+			r.stepTo(rf, n)
+			if side.At = int64(rf.pos) - 1; side.At != f {
+				out.Pending = true
+			}
 			side.Hash = fmt.Sprintf("%016x", rf.sim.Hash())
 			if d, ok := rf.sim.(view.Drawable); ok {
 				d.Scene(&rf.scene)

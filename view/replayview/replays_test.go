@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
+	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/examples/rts"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
@@ -164,4 +166,110 @@ func headerOf(t *testing.T, name string) replay.Header {
 	}
 	defer f.Close()
 	return f.Header()
+}
+
+// TestReplaysSeekDuringCheck: while Check runs, a seek far beyond the
+// states it has kept does not re-run the way there itself: it shows the
+// nearest kept world at once, marked pending; once Check has passed the
+// frame, the same seek is whole and steps fewer than 250 frames. The two
+// files, of one session, are re-run once. Steps are counted, not timed:
+// Check is held at a frame of the test's choosing.
+func TestReplaysSeekDuringCheck(t *testing.T) {
+	var seekSteps, checkSteps atomic.Int64
+	gates := map[bucket.Frame]gate{20: newGate(), 260: newGate()}
+	opened, holding := false, false // set once OpenReplays has built the seeks' simulations; once one of Check's holds
+	factory := func(h replay.Header) (lockstep.Simulation, error) {
+		sim, err := rtsSim(h)
+		if err != nil {
+			return nil, err
+		}
+		c := &countedSim{Sim: sim.(*rts.Sim), steps: &seekSteps}
+		if opened {
+			c.steps = &checkSteps
+			if !holding {
+				c.gates, holding = gates, true
+			}
+		}
+		return c, nil
+	}
+	rs, err := replayview.OpenReplays(replayview.ReplayConfig{Files: diverged, Sim: factory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened = true
+	done := make(chan struct{})
+	go func() { rs.Check(context.Background()); close(done) }()
+	<-gates[20].held // Check has re-run 20 frames and waits: the only states kept are frame 0's
+
+	fr, err := rs.Frame(299)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := seekSteps.Load(); n != 0 {
+		t.Errorf("a seek to frame 299 while Check is at frame 20 stepped %d frames itself, want 0 (it re-ran the way)", n)
+	}
+	for i, s := range fr.Sides {
+		if !fr.Pending || s.At != -1 || s.Scene == nil || s.Scene.Frame != 0 {
+			t.Errorf("file %d at frame 299 during the check: pending %v, world after frame %d; want pending, the world before frame 0", i, fr.Pending, s.At)
+		}
+	}
+	// Within 250 frames of a kept state a seek is whole: it steps from there.
+	if fr, err = rs.Frame(40); err != nil || fr.Pending || fr.Sides[0].At != 40 || fr.Sides[1].At != 40 {
+		t.Errorf("frame 40 during the check: pending %v, %v; want whole", fr.Pending, err)
+	}
+	close(gates[20].hold)
+	<-gates[260].held // Check has kept the states after 250 frames
+	// A seek steps from the newest kept state, not on from where its
+	// simulation was (frame 41): it does not re-run what Check re-ran.
+	seekSteps.Store(0)
+	if fr, err = rs.Frame(260); err != nil || fr.Pending || fr.Sides[0].At != 260 {
+		t.Errorf("frame 260 during the check: pending %v, %v; want whole", fr.Pending, err)
+	}
+	if n := seekSteps.Load(); n != 2*11 {
+		t.Errorf("frame 260, with the state after 250 frames kept, stepped %d frames, want 2×11", n)
+	}
+	close(gates[260].hold)
+	<-done
+	if got := checkSteps.Load(); got != 300 {
+		t.Errorf("Check stepped %d frames, want 300 (the two files re-run once)", got)
+	}
+	seekSteps.Store(0)
+	if fr, err = rs.Frame(299); err != nil || fr.Pending || fr.Sides[0].At != 299 || fr.Sides[1].At != 299 {
+		t.Fatalf("frame 299 after the check: pending %v, %v; want whole", fr.Pending, err)
+	}
+	if n := seekSteps.Load(); n != 2*39 {
+		t.Errorf("frame 299 after the check stepped %d frames, want 2×39 (on from frame 260)", n)
+	}
+	seekSteps.Store(0)
+	if _, err = rs.Frame(3); err != nil || seekSteps.Load() != 2*4 {
+		t.Errorf("frame 3 after the check stepped %d frames (%v), want 2×4 (from the start)", seekSteps.Load(), err)
+	}
+	info := rs.Info()
+	if !info.Checked || info.Files[0].CheckedTo != 300 || info.Files[1].CheckedTo != 300 {
+		t.Errorf("checked %v, files to frames %d and %d; want true, 300", info.Checked, info.Files[0].CheckedTo, info.Files[1].CheckedTo)
+	}
+	if !info.Files[0].Reproduces || info.Files[1].Reproduces || info.Files[1].RerunFrame != 100 || info.Files[1].RerunSection != "units" {
+		t.Errorf("files %+v; want file 1 alone not to reproduce its hashes, from frame 100, section units", info.Files)
+	}
+}
+
+// countedSim counts its steps; before stepping a frame that has a gate
+// it closes the gate's held and waits until its hold is closed.
+type countedSim struct {
+	*rts.Sim
+	steps *atomic.Int64
+	gates map[bucket.Frame]gate
+}
+
+type gate struct{ hold, held chan struct{} }
+
+func newGate() gate { return gate{make(chan struct{}), make(chan struct{})} }
+
+func (s *countedSim) Step(f bucket.Frame, cmds []bucket.Command) {
+	if g, ok := s.gates[f]; ok {
+		close(g.held)
+		<-g.hold
+	}
+	s.steps.Add(1)
+	s.Sim.Step(f, cmds)
 }

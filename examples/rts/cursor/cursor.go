@@ -43,6 +43,14 @@ type Config struct {
 	// OnScreen measures the cursors on this member's screen apart
 	// (VisibleMetrics, OnScreen): a second set of meters.
 	OnScreen bool
+	// OnScreenOnly, with OnScreen, keeps only the on-screen meters:
+	// Metrics reports errors and jumps of zero, and measuring a frame
+	// costs less (a run that needs only VisibleMetrics sets it).
+	OnScreenOnly bool
+	// Truths, when set, moves the true cursor paths for this share and
+	// the others given it (made by NewTruths with the same Seed and
+	// Members); nil: the share moves its own. The figures are the same.
+	Truths *Truths
 }
 
 // Share is one member's side of cursor sharing: its own cursor's owner and
@@ -82,9 +90,13 @@ func New(cfg Config) *Share {
 		cfg:     cfg,
 		owner:   reckon.NewOwner[reckon.Vec2](reckon.OwnerConfig{Entity: uint64(cfg.Self), Predictor: reckon.ConstantAcceleration, Threshold: cfg.Threshold, Heartbeat: cfg.Heartbeat}),
 		display: make([][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2], cfg.Members),
-		meters:  make([][reckon.Cubic + 1]reckon.Meter[reckon.Vec2], cfg.Members),
 		truths:  make([]reckon.State2, cfg.Members),
 		heard:   make([]reckon.State2, cfg.Members), heardAny: make([]bool, cfg.Members),
+	}
+	cfg.OnScreenOnly = cfg.OnScreenOnly && cfg.OnScreen
+	s.cfg.OnScreenOnly = cfg.OnScreenOnly
+	if !cfg.OnScreenOnly {
+		s.meters = make([][reckon.Cubic + 1]reckon.Meter[reckon.Vec2], cfg.Members)
 	}
 	if cfg.OnScreen {
 		s.visible = make([]reckon.Meter[reckon.Vec2], reckon.Cubic+1)
@@ -97,7 +109,9 @@ func New(cfg Config) *Share {
 		}
 	}
 	for m := range cfg.Members {
-		s.paths = append(s.paths, reckon.NewPath(PathSeed(cfg.Seed, m)))
+		if cfg.Truths == nil {
+			s.paths = append(s.paths, reckon.NewPath(PathSeed(cfg.Seed, m)))
+		}
 		for k := range s.display[m] {
 			s.display[m][k] = reckon.NewReceiver[reckon.Vec2](reckon.Smoothing{
 				Predictor: reckon.ConstantAcceleration, Method: reckon.Method(k), Converge: cfg.Converge,
@@ -131,6 +145,9 @@ func (s *Share) observe(now time.Duration) (reckon.Update[reckon.Vec2], bool) {
 	if !s.started {
 		s.started, s.start = true, now
 	}
+	if s.cfg.Truths != nil {
+		copy(s.truths, s.cfg.Truths.At(now))
+	}
 	for m, p := range s.paths {
 		s.truths[m] = p.Advance(now)
 	}
@@ -153,7 +170,9 @@ func (s *Share) measure(now time.Duration) {
 		for k, r := range s.display[m] {
 			if r.Started() {
 				shown := r.At(now).Pos
-				s.meters[m][k].Frame(now, shown, s.truths[m].Pos)
+				if !s.cfg.OnScreenOnly {
+					s.meters[m][k].Frame(now, shown, s.truths[m].Pos)
+				}
 				seen := truthSeen || view.Contains(s.world(m, shown))
 				if seen && s.visible != nil {
 					s.visible[k].Frame(now, shown, s.truths[m].Pos)

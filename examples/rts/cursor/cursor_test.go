@@ -114,3 +114,65 @@ func TestInterestFilters(t *testing.T) {
 		t.Errorf("the filters left the far cursors as well shown (p99 %.3f) as those on screen: they filtered nothing", everywhere.ErrorP99)
 	}
 }
+
+// Shares given one Truths measure exactly what shares moving their own
+// paths measure, and shares measuring only on screen what is on screen.
+func TestSharedTruthsChangeNothing(t *testing.T) {
+	const members = 8
+	run := func(shared, onScreenOnly bool) []map[reckon.Method]reckon.Metrics {
+		var truths *Truths
+		if shared {
+			truths = NewTruths(9, members)
+		}
+		shares := make([]*Share, members)
+		for i := range shares {
+			shares[i] = New(Config{Members: members, Self: i, Seed: 9, Truths: truths, OnScreen: true, OnScreenOnly: onScreenOnly})
+		}
+		var now time.Duration
+		for f := range 1200 {
+			now = time.Duration(f) * 50 * time.Millisecond
+			for i, s := range shares {
+				s.Tick(now, func(u []byte) {
+					for j, o := range shares {
+						if j != i {
+							if err := o.Receive(now, i, u); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+				})
+			}
+		}
+		var out []map[reckon.Method]reckon.Metrics
+		for _, s := range shares {
+			out = append(out, s.Metrics(now), s.VisibleMetrics())
+		}
+		return out
+	}
+	own, shared, onScreen := run(false, false), run(true, false), run(true, true)
+	seen := false
+	for i := 1; i < len(own); i += 2 {
+		for k, m := range own[i] {
+			if onScreen[i][k] != m {
+				t.Fatalf("share %d, %v: %+v on screen only, %+v with every meter", i/2, k, onScreen[i][k], m)
+			}
+		}
+		seen = seen || own[i][reckon.Cubic].ErrorMean != 0
+	}
+	if !seen {
+		t.Fatal("no share measured anything on screen")
+	}
+	if onScreen[0][reckon.Cubic].ErrorMean != 0 {
+		t.Fatal("a share measuring on screen only measured every frame")
+	}
+	for i := range own {
+		for k, m := range own[i] {
+			if shared[i][k] != m {
+				t.Fatalf("share %d, %v: %+v with shared truths, %+v without", i/2, k, shared[i][k], m)
+			}
+		}
+	}
+	if own[0][reckon.Cubic].ErrorMean == 0 {
+		t.Fatal("nothing was measured")
+	}
+}

@@ -304,7 +304,7 @@ async function startReplay() {
 function showFiles(info) {
   $("#files").innerHTML = info.files.map((f, i) =>
     `<div>${i === 0 ? "reference" : "compared"}: <b>${esc(f.name)}</b> — ${esc(f.sim)}, recorded by member ${f.self} of ${f.members.length}, ${f.frames} frames, ${f.checkpoints} checkpoints, ${esc(f.end || "no end")}; ` +
-    (f.error ? `<span class="bad">${esc(f.error)}</span>` : !info.checked ? `<span class="checking">checking that re-running its buckets reproduces its hashes…</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
+    (f.error ? `<span class="bad">${esc(f.error)}</span>` : !info.checked ? `<span class="checking">checking that re-running its buckets reproduces its hashes… (${f.checked_to} of ${f.frames} frames)</span>` : f.reproduces ? "re-running its buckets reproduces its hashes"
       : `<span class="bad">re-running its buckets does not reproduce its hashes from frame ${f.rerun_frame}${f.rerun_section ? ` (section "${esc(f.rerun_section)}")` : ""}: its state was changed by something outside its commands</span>`) +
     (f.changes.length ? "; " + f.changes.map((c) => `${c.type} of member ${c.member} at frame ${c.frame}`).join(", ") : "") +
     (f.world_frame >= 0 ? `; its report holds the world its member had after frame <a href="#" class="world-jump" data-frame="${f.world_frame}">${f.world_frame}</a>` : "") +
@@ -319,6 +319,7 @@ async function pollChecked() {
   for (;;) {
     await new Promise((done) => setTimeout(done, 1000));
     const info = await (await fetch("api/replay")).json();
+    if (!info.checked) showFiles(info); // how far the check has got
     if (info.checked) {
       rp.info.files = info.files;
       rp.info.checked = true;
@@ -367,7 +368,11 @@ function seek(f) {
 
 function showFrame(fr) {
   rp.frame = fr.frame;
-  rp.shown = true;
+  // A pending frame shows an earlier world (the check has not got that
+  // far yet): it is asked again until it comes whole.
+  rp.shown = !fr.pending;
+  clearTimeout(rp.retry);
+  if (fr.pending) rp.retry = setTimeout(() => { if (rp.frame === fr.frame && !rp.shown) seek(fr.frame); }, 700);
   $("#slider").value = fr.frame;
   $("#frameno").value = fr.frame;
   const sides = $("#sides");
@@ -389,7 +394,8 @@ function showFrame(fr) {
   fr.sides.forEach((s, i) => {
     const el = sides.children[i];
     const f = rp.info.files[i];
-    el.querySelector("h3").textContent = `${f.name} (member ${f.self}) at frame ${fr.frame}, re-run hash ${s.hash || "–"}`;
+    el.querySelector("h3").textContent = s.at === fr.frame ? `${f.name} (member ${f.self}) at frame ${fr.frame}, re-run hash ${s.hash || "–"}` :
+      `${f.name} (member ${f.self}): the world after frame ${s.at}, re-run hash ${s.hash || "–"}; frame ${fr.frame} follows when the check gets there`;
     const marks = new Map();
     for (const d of s.diff) marks.set(d.i, d.what === "moved" ? "#f0a" : d.what === "hp" ? "#fa0" : "#f00");
     if (i === 0) for (const id of missing) marks.set(id, "#f00");

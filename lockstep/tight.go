@@ -1,0 +1,221 @@
+package lockstep
+
+import (
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
+)
+
+// A tight byte budget.
+//
+// When Config.Budget cannot carry a datagram a frame to every other member
+// (tight), datagrams go out one at a time in rounds over the members, as
+// the budget refills (send), each as small as it can be: a checkpoint goes
+// once to each member, our statement in at most one datagram per
+// budgetStatementGap, and no second copy follows a datagram with news.
+// What covers a lost datagram instead is that every datagram carries the
+// seals its sender holds of the other members (heldSeals): a seal lost on
+// its direct path arrives by another member's next datagram. The lead then
+// covers how late each member's seal reached each frame by whichever path
+// came first, measured as the lead that would have made it on time
+// (sealReached), which takes in both the network's delay and the wait of a
+// seal change for its turn in the round.
+
+// tightDatagram is the payload of a typical small datagram in bytes, with
+// which tight decides whether the budget carries a datagram a frame to
+// every other member.
+const tightDatagram = 40
+
+// tight reports whether the byte budget cannot carry a typical datagram a
+// frame to every other member.
+func (c *Core) tight() bool {
+	if c.cfg.Budget <= 0 {
+		return false
+	}
+	perFrame := int64(c.cfg.Members-1) * int64(c.cfg.Overhead+tightDatagram)
+	return int64(c.cfg.Budget)*int64(c.cfg.Frame) < perFrame*int64(time.Second)
+}
+
+// checkpointSends returns how many datagrams to a member carry each
+// checkpoint: checkpointSends, or one under a tight budget, where every
+// byte delays the next seal (a lost one is not repaired: the next
+// checkpoint follows HashInterval frames later).
+func (c *Core) checkpointSends() int {
+	if c.tight() {
+		return 1
+	}
+	return checkpointSends
+}
+
+// budgetStatementGap is, under a tight budget, the shortest gap between two
+// datagrams that carry our statement (to any members).
+const budgetStatementGap = 250 * time.Millisecond
+
+// statementRoom reports whether a datagram built now may carry our
+// statement. Without a tight budget it always may. Under one, a statement
+// (a signature of 64 bytes) goes in at most one datagram per
+// budgetStatementGap, the newest one to the next member lacking it:
+// sending each new statement with the commands it covers, to every member
+// at once, made the round of datagrams that carries them twice as long as
+// the others, and the lead covers the longest rounds. The cost is that a
+// forwarder may hold an older statement than the commands it relays of a
+// dropped member: those are then accepted unproven (Stats.Unproven).
+func (c *Core) statementRoom(now time.Duration) bool {
+	return !c.tight() || c.stmtOutAt == 0 || now-c.stmtOutAt >= budgetStatementGap
+}
+
+// heldSealsPerDatagram is how many held seals a datagram carries under a
+// tight budget: each costs about three bytes, and a member hears from
+// every other member once a round, so with two a datagram each member's
+// seal reaches it by about two other paths a round besides its own.
+const heldSealsPerDatagram = 2
+
+// heldSeals adds to p, under a tight budget, the seals we hold of
+// heldSealsPerDatagram live members other than us and r, taken in turn
+// from one datagram to r to the next.
+func (c *Core) heldSeals(p *wire.Packet, r *remote) {
+	if !c.tight() || !c.membersSettled() {
+		return
+	}
+	var cand [bucket.MaxMembers]bucket.Slot
+	n := 0
+	for i := range c.cfg.Members {
+		m := bucket.Slot(i)
+		if m != c.self && m != r.slot && c.live(m) && c.table.Stream(m).Seal() >= 0 {
+			cand[n], n = m, n+1
+		}
+	}
+	p.Seals = c.sealsBuf[:0]
+	if n == 0 {
+		return
+	}
+	first := int(r.number) * heldSealsPerDatagram % n
+	for i := range n {
+		if (i-first+n)%n < heldSealsPerDatagram {
+			s := c.table.Stream(cand[i])
+			p.Seals = append(p.Seals, wire.HeldSeal{Member: cand[i], Seal: s.Seal(), Next: uint16(s.Next())})
+		}
+	}
+	c.sealsBuf = p.Seals[:0]
+}
+
+// membersSettled reports whether the membership is settled as we see it: no
+// member suspected, leaving or left. Held seals go out and are taken only
+// then: while members agree on a drop or a leave, each member's seal of
+// the member concerned is what it holds itself, and the agreement moves
+// what others lack (faults.go).
+func (c *Core) membersSettled() bool {
+	return c.suspected == 0 && c.leavers == 0 && c.gone == 0
+}
+
+// leadChange is the lead in force from frame-clock position pos on.
+type leadChange struct{ pos, lead time.Duration }
+
+// noteLead records our lead at position pos if it changed.
+func (c *Core) noteLead(pos time.Duration) {
+	l := c.lead.Duration()
+	if c.leadN > 0 && c.leadHist[(c.leadN-1)%len(c.leadHist)].lead == l {
+		return
+	}
+	c.leadHist[c.leadN%len(c.leadHist)] = leadChange{pos, l}
+	c.leadN++
+}
+
+// leadFor returns the lead under which frame g was sealed, as far as our
+// own recent leads tell: the newest whose start came before g's time less
+// that lead.
+func (c *Core) leadFor(g bucket.Frame) time.Duration {
+	at := time.Duration(g) * c.cfg.Frame
+	n := min(c.leadN, len(c.leadHist))
+	for k := 1; k <= n; k++ {
+		h := c.leadHist[(c.leadN-k)%len(c.leadHist)]
+		if at-h.lead >= h.pos || k == n {
+			return h.lead
+		}
+	}
+	return c.lead.Duration()
+}
+
+// onHeldSeals takes, while the membership is settled, the seals a datagram
+// from live member from carries of the other live members as their
+// promises: each holds once we have that
+// member's commands below its Next. A held seal beyond our window is
+// ignored (a direct seal there is a violation; a forwarded one may be a
+// forwarder's error).
+func (c *Core) onHeldSeals(now time.Duration, from bucket.Slot, hs []wire.HeldSeal) {
+	if !c.membersSettled() {
+		return
+	}
+	limit := c.executed + c.window.Ahead
+	for _, h := range hs {
+		m := h.Member
+		if int(m) >= c.cfg.Members || m == c.self || m == from || !c.live(m) || h.Seal > limit {
+			continue
+		}
+		s := c.table.Stream(m)
+		old := s.Seal()
+		s.Promise(h.Seal, wire.Unwrap16(s.Next(), h.Next))
+		c.sealReached(now, m, old)
+	}
+}
+
+// sealReached notes, under a tight budget, that member m's seal as we hold
+// it may have moved on from old: the first frame it newly covers, old+1,
+// reached us now, by our frame clock, how long after m sealed it: m sealed
+// that frame when its frame clock passed the frame's time less its lead
+// (our own lead at the time stands for m's: the members' leads agree
+// within the time a report travels, leadFor). That is the lead that would
+// have brought this seal on time, by whichever path it came first. It counts in the lateness our reports come
+// from (addLateness) in place of the direct datagrams' samples.
+func (c *Core) sealReached(now time.Duration, m bucket.Slot, old bucket.Frame) {
+	if !c.tight() || !c.sched.adaptive() {
+		return
+	}
+	s := c.table.Stream(m)
+	if s.Seal() <= old || old < 0 {
+		return
+	}
+	pos := c.position(now)
+	if pos < 0 {
+		return
+	}
+	// m sealed old+1 at its time less the lead, or when its frame clock
+	// started if that was later.
+	sealed := time.Duration(old+1)*c.cfg.Frame - c.leadFor(old+1)
+	if sealed < tightWarmUp {
+		return // the first datagrams wait for everything the start sends
+	}
+	c.addLateness(now, c.peers[m], pos-sealed, true)
+}
+
+// minLate returns how many samples of lateness it takes before we report
+// any: minLateSamples, or under a tight budget tightLateSamples.
+func (c *Core) minLate() int {
+	if c.tight() {
+		return tightLateSamples
+	}
+	return minLateSamples
+}
+
+// Under a tight budget: how many samples of the seals' lateness it takes
+// before we report any, and how long after frame 0 a seal's lateness
+// starts to count (the first datagrams wait behind everything a start
+// sends, statements and checkpoints to every member).
+const (
+	tightLateSamples = 100
+	tightWarmUp      = time.Second
+)
+
+// tightLead sets the lead's steps for a tight budget. A round of datagrams
+// takes about as long as the network's delay, so the seals' lateness
+// spreads over a few frames, and a lead that follows it in half frames
+// moves among three or four values: the p95 of the commands follows its
+// highest, the stalls its lowest, and a fixed delay between them beats it
+// on both. Whole frames, a lower one only after 800 frames (40 s, the
+// window of lateness) asking for it, and the lateness all but half the
+// usual share stayed within (updatePolicy), keep it on one value.
+func (c *Core) tightLead() {
+	c.lead.Policy.Step = c.cfg.Frame
+	c.lead.Policy.ShrinkAfter = 800
+}

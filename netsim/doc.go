@@ -32,6 +32,12 @@
 //		}
 //	}
 //
+// [Network] puts them together for nodes 0 to n-1 in virtual time: an
+// uplink per node, a link per ordered pair and one queue of what is in
+// flight, handed out in order of arrival, into which a caller may schedule
+// its own events too. The virtual-time harness, the core's tests and the
+// cursor simulation of phalanx sim all run on it.
+//
 // # Determinism
 //
 // Results depend only on the profile, the seeds and the sequence of calls:
@@ -46,5 +52,6 @@
 // connection or one QUIC stream: retransmission timeouts, head-of-line
 // blocking) in virtual time, the baseline datagrams are measured against.
 //
-// Links, uplinks and Reliable streams are not safe for concurrent use.
+// Links, uplinks, Networks and Reliable streams are not safe for
+// concurrent use.
 package netsim

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -636,16 +634,7 @@ func TestProtocolDocInputHash(t *testing.T) {
 		h.Write(b)
 		return h.Sum64()
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocol.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []uint64{
-		inputHash(0, nil),
-		inputHash(26, []command{{0, 7, []byte("jump")}, {2, 14, []byte{0x07, 0xff}}}),
-	} {
-		if s := fmt.Sprintf("`%#016x`", v); !strings.Contains(string(doc), s) {
-			t.Errorf("docs/protocol.md does not give the input hash %s", s)
-		}
-	}
+	golden.InDoc(t, filepath.Join("..", "..", "docs", "protocol.md"),
+		fmt.Sprintf("`%#016x`", inputHash(0, nil)),
+		fmt.Sprintf("`%#016x`", inputHash(26, []command{{0, 7, []byte("jump")}, {2, 14, []byte{0x07, 0xff}}})))
 }

@@ -81,16 +81,7 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	})
 	slots := fs.Int("slots", 0, "slots of the session: the --peers members start it, the slots past them are open for --late joiners (0: as many as --peers)")
 	lateAt := map[int]int64{}
-	fs.Func("late", "start a member process with a new identity once a member reached `SLOT@FRAME`: it joins late into an open slot (see --slots; it takes the lowest one free) and catches up (repeatable)", func(v string) error {
-		i, fr, ok := strings.Cut(v, "@")
-		slot, err1 := strconv.Atoi(i)
-		frame, err2 := strconv.ParseInt(fr, 10, 64)
-		if !ok || err1 != nil || err2 != nil || slot < 0 || frame < 0 {
-			return fmt.Errorf("want SLOT@FRAME, like 4@300")
-		}
-		lateAt[slot] = frame
-		return nil
-	})
+	fs.Func("late", "start a member process with a new identity once a member reached `SLOT@FRAME`: it joins late into an open slot (see --slots; it takes the lowest one free) and catches up (repeatable)", lateFlag(lateAt))
 	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
 	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
 	checkpointEvery := fs.Int("checkpoint-every", 200, "members save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
@@ -146,19 +137,9 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *slots != 0 && (*slots < f.peers || *slots > 64) {
-		fmt.Fprintf(stderr, "phalanx mesh: --slots %d: want --peers (%d) to 64\n", *slots, f.peers)
+	if err := checkLate(&f, *slots, lateAt); err != nil {
+		fmt.Fprintln(stderr, "phalanx mesh:", err)
 		return 2
-	}
-	if _, err := newGame(f.sim, max(f.peers, *slots), f.seed); err != nil {
-		fmt.Fprintln(stderr, "phalanx mesh: --slots:", err)
-		return 2
-	}
-	for slot := range lateAt {
-		if slot < f.peers || slot >= *slots {
-			fmt.Fprintf(stderr, "phalanx mesh: --late %d@%d: slot %d is not open (open slots are %d..%d, see --slots)\n", slot, lateAt[slot], slot, f.peers, *slots-1)
-			return 2
-		}
 	}
 	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 || *spectatorsPerMember < 0 || *spectatorsServe < 0 || *spectatorsServe > 64 {
 		fmt.Fprintln(stderr, "phalanx mesh: --spectators: want 0 to 32, --spectator-delay 0 or more")

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,36 @@ import (
 // phalanx mesh --slots N --late SLOT@FRAME: once a member stepped FRAME, a
 // new process with a fresh identity (phalanx member --late) joins into the
 // lowest open slot free, the same way.
+
+// lateFlag returns the parser of --late SLOT@FRAME, into lateAt.
+func lateFlag(lateAt map[int]int64) func(string) error {
+	return func(v string) error {
+		i, fr, ok := strings.Cut(v, "@")
+		slot, err1 := strconv.Atoi(i)
+		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		if !ok || err1 != nil || err2 != nil || slot < 0 || frame < 0 {
+			return fmt.Errorf("want SLOT@FRAME, like 4@300")
+		}
+		lateAt[slot] = frame
+		return nil
+	}
+}
+
+// checkLate checks --slots and the --late slots against the run's flags.
+func checkLate(f *runFlags, slots int, lateAt map[int]int64) error {
+	if slots != 0 && (slots < f.peers || slots > 64) {
+		return fmt.Errorf("--slots %d: want --peers (%d) to 64", slots, f.peers)
+	}
+	if _, err := newGame(f.sim, max(f.peers, slots), f.seed); err != nil {
+		return fmt.Errorf("--slots: %w", err)
+	}
+	for slot, fr := range lateAt {
+		if slot < f.peers || slot >= slots {
+			return fmt.Errorf("--late %d@%d: slot %d is not open (open slots are %d..%d, see --slots)", slot, fr, slot, f.peers, slots-1)
+		}
+	}
+	return nil
+}
 
 // meshRejoin is one member process that came back, or joined late.
 type meshRejoin struct {

@@ -1,8 +1,11 @@
 package peer
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/quic-go/quic-go"
@@ -39,31 +42,76 @@ func (t *Transport) newCarrier(slot bucket.Slot, conn *quic.Conn) carrier {
 	if t.mode == ModeStream {
 		return &streamCarrier{conn: conn, out: newStreamSender(slot, t.queue, t.log)}
 	}
-	return datagramCarrier{conn}
+	return newDatagramCarrier(conn)
 }
 
 // datagramCarrier sends each packet as one QUIC datagram (RFC 9221),
-// unreliably: ModeDatagram.
-type datagramCarrier struct{ conn *quic.Conn }
+// unreliably: ModeDatagram. quic-go's SendDatagram blocks while the
+// connection's queue of 32 datagrams is full: under congestion, or for as
+// long as a member stops acknowledging (one stuck, or hostile). The
+// session's goroutine therefore never calls it: send queues a copy for the
+// link's writer goroutine and drops the packet, as an unreliable carrier
+// may, when datagramQueue packets already wait; one stuck link then costs
+// its own packets, not every member's frames.
+type datagramCarrier struct {
+	conn *quic.Conn
+	out  chan []byte
+	// failed holds the writer's last error for the next send to return.
+	failed atomic.Pointer[error]
+}
 
-func (c datagramCarrier) send(packet []byte) (bool, error) {
-	if err := c.conn.SendDatagram(packet); err != nil {
-		var tooLarge *quic.DatagramTooLargeError
-		if errors.As(err, &tooLarge) {
-			return false, fmt.Errorf("%w: %d bytes, the path takes %d", ErrDatagramTooLarge, len(packet), tooLarge.MaxDatagramPayloadSize)
-		}
-		return false, err
+// datagramQueue is how many packets wait for a link's writer.
+const datagramQueue = 64
+
+func newDatagramCarrier(conn *quic.Conn) *datagramCarrier {
+	return &datagramCarrier{conn: conn, out: make(chan []byte, datagramQueue)}
+}
+
+func (c *datagramCarrier) send(packet []byte) (bool, error) {
+	if err := c.failed.Swap(nil); err != nil {
+		return false, *err
 	}
-	return true, nil
+	if ctx := c.conn.Context(); ctx.Err() != nil {
+		return false, context.Cause(ctx)
+	}
+	select {
+	case c.out <- bytes.Clone(packet):
+		return true, nil
+	default:
+		return false, nil
+	}
 }
 
-func (c datagramCarrier) start(t *Transport, slot bucket.Slot, _ *link) {
+func (c *datagramCarrier) start(t *Transport, slot bucket.Slot, _ *link) {
 	t.wg.Go(func() { t.readLoop(slot, c.conn) })
+	t.wg.Go(func() { c.write(t.ctx) })
 }
 
-func (c datagramCarrier) alive() bool { return c.conn.Context().Err() == nil }
+// write hands the queued packets to QUIC until the transport or the
+// connection ends.
+func (c *datagramCarrier) write(ctx context.Context) {
+	closed := c.conn.Context().Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-closed:
+			return
+		case p := <-c.out:
+			if err := c.conn.SendDatagram(p); err != nil {
+				var tooLarge *quic.DatagramTooLargeError
+				if errors.As(err, &tooLarge) {
+					err = fmt.Errorf("%w: %d bytes, the path takes %d", ErrDatagramTooLarge, len(p), tooLarge.MaxDatagramPayloadSize)
+				}
+				c.failed.Store(&err)
+			}
+		}
+	}
+}
 
-func (c datagramCarrier) close(code quic.ApplicationErrorCode, why string) {
+func (c *datagramCarrier) alive() bool { return c.conn.Context().Err() == nil }
+
+func (c *datagramCarrier) close(code quic.ApplicationErrorCode, why string) {
 	_ = c.conn.CloseWithError(code, why)
 }
 

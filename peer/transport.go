@@ -333,10 +333,13 @@ func (t *Transport) deliver(slot bucket.Slot, data []byte, reliable bool) bool {
 
 // Send sends one datagram to member to, unreliably. data is copied; it
 // must be at most wire.MaxDatagramSize bytes ([ErrDatagramTooLarge]). Send
-// may block briefly when QUIC's datagram send queue (32 datagrams) is full
-// under congestion. It returns an error wrapping [ErrNoSuchMember] for a bad
-// slot or this member's own, [ErrClosed] after Close, and an error when the
-// connection to the member is gone.
+// never blocks: in ModeDatagram it queues data for the member's writer
+// goroutine, which hands it to QUIC, and drops it and returns nil when 64
+// datagrams already wait (a congested path, or a member that stopped
+// acknowledging: QUIC then holds its own queue of 32). It returns an error
+// wrapping [ErrNoSuchMember] for a bad slot or this member's own,
+// [ErrClosed] after Close, and an error when the connection to the member
+// is gone, or when the path refused an earlier datagram as too large.
 //
 // In ModeStream Send queues data as the next frame of the member's stream
 // and returns without waiting for QUIC; when the queue is full

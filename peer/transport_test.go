@@ -272,13 +272,17 @@ func TestTransportImpairedLoss(t *testing.T) {
 		if err := a.Send(b.Agreement().Self, payload(a.Agreement().Self, seq, 700)); err != nil {
 			t.Fatalf("Send %d: %v", seq, err)
 		}
-		pause(time.Millisecond) // a QUIC packet each, not a burst the queue drops
+		pause(4 * time.Millisecond) // a QUIC packet each, not a burst
 	}
 	got := collect(b.Incoming(), n, 500*time.Millisecond)
-	share := float64(len(got)) / n
-	t.Logf("%d of %d arrived (%.1f%%); impairment %+v", len(got), n, 100*share, *a.Stats().Impairment)
-	if share < 0.65 || share > 0.85 {
-		t.Fatalf("%.1f%% arrived, want about 75%%", 100*share)
+	// Send drops, never waits for, what QUIC cannot take yet (its
+	// congestion window on a path that loses a quarter is small): the
+	// share is of the datagrams it handed on.
+	dropped := a.Stats().Members[b.Agreement().Self].SendDropped
+	share := float64(len(got)) / float64(n-dropped)
+	t.Logf("%d of %d handed on arrived (%.1f%%), %d dropped at the sender; impairment %+v", len(got), n-dropped, 100*share, dropped, *a.Stats().Impairment)
+	if dropped > n/2 || share < 0.65 || share > 0.85 {
+		t.Fatalf("%.1f%% of %d arrived, want about 75%%", 100*share, n-dropped)
 	}
 	if st := a.Stats().Impairment; st == nil || st.Lost == 0 {
 		t.Fatalf("impairment stats %+v: nothing lost", st)

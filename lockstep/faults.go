@@ -350,6 +350,12 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 		if s.Next() <= theirs.Next && seal <= theirs.Seal {
 			continue
 		}
+		if c.finalized&(1<<m) != 0 && theirs.Seal >= c.table.Closed(m) {
+			// r holds m's stream up to the agreed frame: what we hold
+			// past it counts for nobody, and relaying it would take the
+			// place of another suspect's relay in every datagram.
+			continue
+		}
 		first := min(theirs.Next, s.Next()) // our seal holds for our prefix
 		if first < s.Base() {
 			continue // trimmed: someone else must relay

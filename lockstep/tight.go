@@ -71,7 +71,8 @@ func (c *Core) statementRoom(now time.Duration) bool {
 // seal reaches it by about two other paths a round besides its own.
 const heldSealsPerDatagram = 2
 
-// heldSeals adds to p, under a tight budget, the seals we hold of
+// heldSeals adds to p, under a tight budget and while no change of the
+// membership is pending (membersSettled), the seals we hold of
 // heldSealsPerDatagram live members other than us and r, taken in turn
 // from one datagram to r to the next.
 func (c *Core) heldSeals(p *wire.Packet, r *remote) {
@@ -100,13 +101,15 @@ func (c *Core) heldSeals(p *wire.Packet, r *remote) {
 	c.sealsBuf = p.Seals[:0]
 }
 
-// membersSettled reports whether the membership is settled as we see it: no
-// member suspected, leaving or left. Held seals go out and are taken only
-// then: while members agree on a drop or a leave, each member's seal of
-// the member concerned is what it holds itself, and the agreement moves
-// what others lack (faults.go).
+// membersSettled reports whether no change of the membership is pending as
+// we see it: no drop we have not finalized (a dropped member and a slot
+// still open count once final), no leave announced of a member we still
+// listen to, and no admission we are agreeing on. Held seals go out and are
+// taken only then: while members agree on a drop or a leave, each member's
+// seal of the member concerned is what it holds itself, and the agreement
+// moves what others lack (faults.go).
 func (c *Core) membersSettled() bool {
-	return c.suspected == 0 && c.leavers == 0 && c.gone == 0
+	return c.suspected&^c.finalized == 0 && c.leavers&c.liveMask() == 0 && c.adm.pending == 0
 }
 
 // leadChange is the lead in force from frame-clock position pos on.
@@ -137,9 +140,9 @@ func (c *Core) leadFor(g bucket.Frame) time.Duration {
 	return c.lead.Duration()
 }
 
-// onHeldSeals takes, while the membership is settled, the seals a datagram
-// from live member from carries of the other live members as their
-// promises: each holds once we have that
+// onHeldSeals takes, while no change of the membership is pending
+// (membersSettled), the seals a datagram from live member from carries of
+// the other live members as their promises: each holds once we have that
 // member's commands below its Next. A held seal beyond our window is
 // ignored (a direct seal there is a violation; a forwarded one may be a
 // forwarder's error).

@@ -173,8 +173,13 @@ func (h *Host) handleCatchup(s network.Stream) {
 	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, idle: idle, total: &srv.sent}
 	switch req.Kind {
 	case "info":
-		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil && member {
-			srv.redial(slot, ap)
+		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && member {
+			// Told to whoever asks after it (a later joiner finds the
+			// member of an open slot there), and dialled.
+			srv.sess.noteEndpoint(slot, from, ap)
+			if srv.redial != nil {
+				srv.redial(slot, ap)
+			}
 		}
 		b, _ := json.Marshal(srv.info(from))
 		err = writeMsg(w, msgInfo, b)

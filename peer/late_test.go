@@ -161,3 +161,69 @@ func TestSeats(t *testing.T) {
 		t.Fatal("the hello's version")
 	}
 }
+
+// TestTwoLateJoiners: three members in a session of five slots; a late
+// joiner takes slot 3 and plays, then a second one comes and takes slot
+// 4. The second finds the first at the datagram address the first told
+// the members, claims its slot at the first as at the members, and both
+// end on the members' final hash.
+func TestTwoLateJoiners(t *testing.T) {
+	const frames = 400
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 5)
+	starters := hosts[:3]
+	// Frames of 50 ms: five members under -race on a loaded machine.
+	params := SessionParams{SessionID: "two-late", Members: 3, Slots: 5,
+		FrameMillis: 50, Sim: "tally", SimVersion: "1", Frames: frames}
+	cfg := func(h *Host, join []AddrInfo) MemberConfig {
+		return MemberConfig{
+			Host: h, Params: params, Join: join, NewSim: func(*Agreement) lockstep.Simulation { return &snapTally{} },
+			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f), byte(f >> 8)}} },
+			CheckpointEvery: 50,
+			LobbyTimeout:    time.Minute,
+			Logger:          testLogger(),
+		}
+	}
+	var members []*Member
+	for i, h := range starters {
+		m, err := Start(ctx, cfg(h, othersOf(starters, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	waitFor(t, time.Minute, "frame 30", func() bool { return members[0].Status().Frame >= 30 })
+	var late []*Member
+	for _, h := range hosts[3:] {
+		c := cfg(h, []AddrInfo{starters[1].AddrInfo()})
+		c.Rejoin = true
+		m, err := Start(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late = append(late, m)
+		waitFor(t, 2*time.Minute, "a late joiner's admission", func() bool {
+			_, ok := m.Admission()
+			return ok || isDone(m)
+		})
+	}
+	var hashes []uint64
+	for _, m := range append(members, late...) {
+		st, err := m.Wait()
+		if err != nil || !st.Completed {
+			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
+		}
+		hashes = append(hashes, st.Hash)
+	}
+	for _, h := range hashes[1:] {
+		if h != hashes[0] {
+			t.Fatalf("final hashes differ: %016x", hashes)
+		}
+	}
+	for i, m := range late {
+		if _, ok := m.Admission(); !ok || m.Status().Slot != 3+i {
+			t.Fatalf("late joiner %d: slot %d, admitted %v", i, m.Status().Slot, ok)
+		}
+	}
+}

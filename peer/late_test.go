@@ -227,3 +227,53 @@ func TestTwoLateJoiners(t *testing.T) {
 		}
 	}
 }
+
+// TestLateClaimRefused: a late joiner whose claim one live member refuses
+// (it gave the slot to another identity) fails at once with ErrNoOpenSlot,
+// not after the lobby timeout waiting for that member.
+func TestLateClaimRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 4)
+	starters := hosts[:3]
+	params := SessionParams{SessionID: "late-refused", Members: 3, Slots: 4,
+		FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 300}
+	cfg := func(h *Host, join []AddrInfo) MemberConfig {
+		return MemberConfig{
+			Host: h, Params: params, Join: join, NewSim: func(*Agreement) lockstep.Simulation { return &snapTally{} },
+			Input:        func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
+			LobbyTimeout: 2 * time.Minute,
+			Logger:       testLogger(),
+		}
+	}
+	var members []*Member
+	for i, h := range starters {
+		m, err := Start(ctx, cfg(h, othersOf(starters, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	waitFor(t, time.Minute, "frame 10", func() bool { return members[2].Status().Frame >= 10 })
+	// Member 2 gave slot 3 to someone else; member 1, asked first, holds it free.
+	members[2].mu.Lock()
+	sess := members[2].sess
+	members[2].mu.Unlock()
+	if err := sess.claim(3, fuzzIDs(t, 1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	lc := cfg(hosts[3], []AddrInfo{starters[1].AddrInfo()})
+	lc.Rejoin = true
+	lm, err := Start(ctx, lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := lm.Wait(); !errors.Is(err, ErrNoOpenSlot) || st.Slot >= 0 {
+		t.Fatalf("a late joiner refused by a member: slot %d, err %v", st.Slot, err)
+	}
+	for _, m := range members {
+		if st, err := m.Wait(); err != nil || !st.Completed {
+			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -274,6 +275,32 @@ func TestLateClaimRefused(t *testing.T) {
 	for _, m := range members {
 		if st, err := m.Wait(); err != nil || !st.Completed {
 			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
+		}
+	}
+}
+
+// TestSeatsOneSlotPerIdentity: one identity claiming six open slots at
+// once takes one of them, never two.
+func TestSeatsOneSlotPerIdentity(t *testing.T) {
+	ids := fuzzIDs(t, 3)
+	params := SessionParams{SessionID: "seats", Members: 2, Slots: 8}.withDefaults()
+	for range 200 {
+		sess := &Agreement{Params: params, Members: append(ids[:2:2], "", "", "", "", "", ""), seats: newSeats(params)}
+		var ok atomic.Int32
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for slot := bucket.Slot(2); slot < 8; slot++ {
+			wg.Go(func() {
+				<-start
+				if sess.claim(slot, ids[2]) == nil {
+					ok.Add(1)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if ok.Load() != 1 {
+			t.Fatalf("%d claims of one identity given", ok.Load())
 		}
 	}
 }

@@ -122,14 +122,23 @@ func (s *Agreement) claim(slot bucket.Slot, id peer.ID) error {
 	if !t.mayTake(id) {
 		return fmt.Errorf("%w: %s is not allowed into an open slot", ErrNoOpenSlot, id)
 	}
-	if other, ok := s.Slot(id); ok {
-		if other == slot {
-			return nil
-		}
-		return fmt.Errorf("%w: %s already holds slot %d", ErrNoOpenSlot, id, other)
-	}
+	// Whether id holds a slot already is read under the lock that gives
+	// one: two claims of one identity at once take one slot at most.
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for j, m := range s.Members {
+		other := bucket.Slot(j)
+		if k := j - t.first; m == "" && k >= 0 && k < len(t.holder) {
+			m = t.holder[k]
+		}
+		switch {
+		case m != id:
+		case other == slot:
+			return nil
+		default:
+			return fmt.Errorf("%w: %s already holds slot %d", ErrNoOpenSlot, id, other)
+		}
+	}
 	i := int(slot) - t.first
 	switch {
 	case i < 0 || i >= len(t.holder) || s.Members[slot] != "":

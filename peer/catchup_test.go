@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -260,5 +261,38 @@ func TestCatchupGivesUpOnGoneMembers(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Fatal("it gave up only when its context ended")
+	}
+}
+
+// TestCatchupRefusesFarAhead: a request for buckets from a frame more
+// than maxAhead past what the member stepped, or past the session's last
+// frame, is refused at once rather than held open waiting.
+func TestCatchupRefusesFarAhead(t *testing.T) {
+	r := newCatchupRig(t, func(srv *catchupServer) { srv.sess.Params.Frames = 9 + maxAhead })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sim := &snapTally{}
+	f := r.fetcher(t, r.joiner)
+	kept := bucket.Frame(0)
+	for _, c := range []struct {
+		stepped bucket.Frame
+		from    int64
+		why     string
+	}{
+		{9, 9 + maxAhead + 1, "too far ahead"},
+		{99, 9 + maxAhead, "past the session's last frame"}, // not too far ahead of 99
+	} {
+		for ; kept <= c.stepped; kept++ {
+			r.archives[0].keep(kept, frameCmds(kept), sim.Hash(), sim)
+		}
+		s, rd, err := f.request(ctx, r.servers[0].ID(), catchupRequest{Kind: "buckets", From: c.from, To: c.from + 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ, _, err := readMsg(rd, nil, maxBucketMessage(3))
+		s.Close()
+		if typ != msgRefusal || !strings.Contains(fmt.Sprint(err), c.why) {
+			t.Errorf("buckets from %d: message %d, %v; want a refusal %q", c.from, typ, err, c.why)
+		}
 	}
 }

@@ -53,9 +53,9 @@ func (srv *catchupServer) info(asker peer.ID) catchupInfo {
 	for i := range srv.sess.Members {
 		in.Members = append(in.Members, srv.sess.Member(bucket.Slot(i)).String())
 	}
-	for _, e := range srv.sess.Endpoints {
+	for i := range srv.sess.Endpoints {
 		ep := ""
-		if e.IsValid() {
+		if e := srv.sess.endpoint(bucket.Slot(i)); e.IsValid() {
 			ep = e.String()
 		}
 		in.Endpoints = append(in.Endpoints, ep)

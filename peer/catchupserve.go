@@ -46,6 +46,10 @@ const (
 	// asked for says so; catchupWait bounds that wait.
 	catchupKeepalive = 2 * time.Second
 	catchupWait      = 2 * time.Minute
+	// maxAhead is how far past the newest frame a member stepped a
+	// request's first frame may be: one window per member an asker
+	// fetches from.
+	maxAhead = MaxCatchupServers * catchupWindow
 )
 
 // catchupRequest is a joiner's request.
@@ -173,8 +177,13 @@ func (h *Host) handleCatchup(s network.Stream) {
 	w := &pacedWriter{w: s, rate: srv.rate, start: time.Now(), stream: s, idle: idle, total: &srv.sent}
 	switch req.Kind {
 	case "info":
-		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && srv.redial != nil && member {
-			srv.redial(slot, ap)
+		if ap, err := netip.ParseAddrPort(req.Endpoint); err == nil && member {
+			// Told to whoever asks after it (a later joiner finds the
+			// member of an open slot there), and dialled.
+			srv.sess.noteEndpoint(slot, from, ap)
+			if srv.redial != nil {
+				srv.redial(slot, ap)
+			}
 		}
 		b, _ := json.Marshal(srv.info(from))
 		err = writeMsg(w, msgInfo, b)
@@ -217,6 +226,15 @@ func (srv *catchupServer) serveCheckpoint(w *pacedWriter, req catchupRequest) er
 func (srv *catchupServer) serveBuckets(ctx context.Context, w *pacedWriter, req catchupRequest) error {
 	if req.From < 0 || req.To < req.From || req.To-req.From >= catchupWindow {
 		return fmt.Errorf("frames %d to %d: want at most %d from 0 on", req.From, req.To, catchupWindow)
+	}
+	// Frames far ahead would hold the stream for minutes, waiting. An
+	// asker at the live frame has a window per member it fetches from in
+	// flight (fetcher.buckets): its last starts that many windows ahead.
+	if _, _, next := srv.arch.state(); req.From > int64(next)-1+maxAhead {
+		return fmt.Errorf("frames from %d: too far ahead, this member has stepped frame %d and serves at most %d frames past it", req.From, int64(next)-1, maxAhead)
+	}
+	if last := srv.sess.Params.Frames; last > 0 && req.From >= int64(last) {
+		return fmt.Errorf("frames from %d: past the session's last frame %d", req.From, last-1)
 	}
 	var buf []byte
 	for f := req.From; f <= req.To; f++ {

@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,5 +160,147 @@ func TestSeats(t *testing.T) {
 	}
 	if helloVersion(params) != LobbyVersion || helloVersion(SessionParams{Members: 2}.withDefaults()) != 0 {
 		t.Fatal("the hello's version")
+	}
+}
+
+// TestTwoLateJoiners: three members in a session of five slots; a late
+// joiner takes slot 3 and plays, then a second one comes and takes slot
+// 4. The second finds the first at the datagram address the first told
+// the members, claims its slot at the first as at the members, and both
+// end on the members' final hash.
+func TestTwoLateJoiners(t *testing.T) {
+	const frames = 400
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 5)
+	starters := hosts[:3]
+	// Frames of 50 ms: five members under -race on a loaded machine.
+	params := SessionParams{SessionID: "two-late", Members: 3, Slots: 5,
+		FrameMillis: 50, Sim: "tally", SimVersion: "1", Frames: frames}
+	cfg := func(h *Host, join []AddrInfo) MemberConfig {
+		return MemberConfig{
+			Host: h, Params: params, Join: join, NewSim: func(*Agreement) lockstep.Simulation { return &snapTally{} },
+			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f), byte(f >> 8)}} },
+			CheckpointEvery: 50,
+			LobbyTimeout:    time.Minute,
+			Logger:          testLogger(),
+		}
+	}
+	var members []*Member
+	for i, h := range starters {
+		m, err := Start(ctx, cfg(h, othersOf(starters, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	waitFor(t, time.Minute, "frame 30", func() bool { return members[0].Status().Frame >= 30 })
+	var late []*Member
+	for _, h := range hosts[3:] {
+		c := cfg(h, []AddrInfo{starters[1].AddrInfo()})
+		c.Rejoin = true
+		m, err := Start(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late = append(late, m)
+		waitFor(t, 2*time.Minute, "a late joiner's admission", func() bool {
+			_, ok := m.Admission()
+			return ok || isDone(m)
+		})
+	}
+	var hashes []uint64
+	for _, m := range append(members, late...) {
+		st, err := m.Wait()
+		if err != nil || !st.Completed {
+			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
+		}
+		hashes = append(hashes, st.Hash)
+	}
+	for _, h := range hashes[1:] {
+		if h != hashes[0] {
+			t.Fatalf("final hashes differ: %016x", hashes)
+		}
+	}
+	for i, m := range late {
+		if _, ok := m.Admission(); !ok || m.Status().Slot != 3+i {
+			t.Fatalf("late joiner %d: slot %d, admitted %v", i, m.Status().Slot, ok)
+		}
+	}
+}
+
+// TestLateClaimRefused: a late joiner whose claim one live member refuses
+// (it gave the slot to another identity) fails at once with ErrNoOpenSlot,
+// not after the lobby timeout waiting for that member.
+func TestLateClaimRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 4)
+	starters := hosts[:3]
+	params := SessionParams{SessionID: "late-refused", Members: 3, Slots: 4,
+		FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 300}
+	cfg := func(h *Host, join []AddrInfo) MemberConfig {
+		return MemberConfig{
+			Host: h, Params: params, Join: join, NewSim: func(*Agreement) lockstep.Simulation { return &snapTally{} },
+			Input:        func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
+			LobbyTimeout: 2 * time.Minute,
+			Logger:       testLogger(),
+		}
+	}
+	var members []*Member
+	for i, h := range starters {
+		m, err := Start(ctx, cfg(h, othersOf(starters, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	waitFor(t, time.Minute, "frame 10", func() bool { return members[2].Status().Frame >= 10 })
+	// Member 2 gave slot 3 to someone else; member 1, asked first, holds it free.
+	members[2].mu.Lock()
+	sess := members[2].sess
+	members[2].mu.Unlock()
+	if err := sess.claim(3, fuzzIDs(t, 1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	lc := cfg(hosts[3], []AddrInfo{starters[1].AddrInfo()})
+	lc.Rejoin = true
+	lm, err := Start(ctx, lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := lm.Wait(); !errors.Is(err, ErrNoOpenSlot) || st.Slot >= 0 {
+		t.Fatalf("a late joiner refused by a member: slot %d, err %v", st.Slot, err)
+	}
+	for _, m := range members {
+		if st, err := m.Wait(); err != nil || !st.Completed {
+			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
+		}
+	}
+}
+
+// TestSeatsOneSlotPerIdentity: one identity claiming six open slots at
+// once takes one of them, never two.
+func TestSeatsOneSlotPerIdentity(t *testing.T) {
+	ids := fuzzIDs(t, 3)
+	params := SessionParams{SessionID: "seats", Members: 2, Slots: 8}.withDefaults()
+	for range 200 {
+		sess := &Agreement{Params: params, Members: append(ids[:2:2], "", "", "", "", "", ""), seats: newSeats(params)}
+		var ok atomic.Int32
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for slot := bucket.Slot(2); slot < 8; slot++ {
+			wg.Go(func() {
+				<-start
+				if sess.claim(slot, ids[2]) == nil {
+					ok.Add(1)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if ok.Load() != 1 {
+			t.Fatalf("%d claims of one identity given", ok.Load())
+		}
 	}
 }

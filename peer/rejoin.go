@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,8 +85,12 @@ func (m *Member) findSession(ctx context.Context, f *fetcher) (*Agreement, []pee
 	live := ^uint64(0)
 	var errs []error
 	want := m.cfg.Params.withDefaults()
+	var refused error // a live member refused the slot claimed
 	take := func(answers []answer) {
 		for _, a := range answers {
+			if a.err != nil && f.claim > 0 && refused == nil && claimRefused(a.err) {
+				refused = fmt.Errorf("%w: member %s refused slot %d: %v", ErrNoOpenSlot, a.id, f.claim, a.err)
+			}
 			if a.err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", a.id, a.err))
 				continue
@@ -125,6 +130,9 @@ func (m *Member) findSession(ctx context.Context, f *fetcher) (*Agreement, []pee
 		break
 	}
 	take(first)
+	if refused != nil {
+		return nil, nil, 0, refused
+	}
 	if sess == nil {
 		return nil, nil, 0, fmt.Errorf("peer: no live member answered: %w", errors.Join(errs...))
 	}
@@ -144,7 +152,18 @@ func (m *Member) findSession(ctx context.Context, f *fetcher) (*Agreement, []pee
 		}
 	}
 	take(ask(more))
+	if refused != nil {
+		// Its core would wait for that member's word on its admission
+		// until the lobby timeout: fail now.
+		return nil, nil, 0, refused
+	}
 	return sess, servers, live &^ (1 << sess.Self), nil
+}
+
+// claimRefused reports whether err is a member's refusal of an open slot
+// claimed (seats.go): the refusal's text is the member's ErrNoOpenSlot.
+func claimRefused(err error) bool {
+	return errors.Is(err, errRefused) && strings.Contains(err.Error(), ErrNoOpenSlot.Error())
 }
 
 // rejoin plays a session as a member that comes back.

@@ -3,6 +3,7 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"sync"
 
@@ -43,6 +44,10 @@ type seatTable struct {
 
 	mu     sync.Mutex
 	holder []peer.ID // by open slot - first; "" free
+	// endpoint is the datagram address the member of an open slot named
+	// last in an info request (invalid: none yet), reported to those who
+	// ask, so that a later joiner finds it.
+	endpoint []netip.AddrPort
 }
 
 // newSeats returns the seats of a session of params, or nil without open
@@ -51,7 +56,8 @@ func newSeats(params SessionParams) *seatTable {
 	if params.slots() == params.Members {
 		return nil
 	}
-	t := &seatTable{first: params.Members, holder: make([]peer.ID, params.slots()-params.Members)}
+	open := params.slots() - params.Members
+	t := &seatTable{first: params.Members, holder: make([]peer.ID, open), endpoint: make([]netip.AddrPort, open)}
 	for _, a := range params.Allowed {
 		id, _ := peer.Decode(a) // validated
 		t.allowed = append(t.allowed, id)
@@ -116,14 +122,23 @@ func (s *Agreement) claim(slot bucket.Slot, id peer.ID) error {
 	if !t.mayTake(id) {
 		return fmt.Errorf("%w: %s is not allowed into an open slot", ErrNoOpenSlot, id)
 	}
-	if other, ok := s.Slot(id); ok {
-		if other == slot {
-			return nil
-		}
-		return fmt.Errorf("%w: %s already holds slot %d", ErrNoOpenSlot, id, other)
-	}
+	// Whether id holds a slot already is read under the lock that gives
+	// one: two claims of one identity at once take one slot at most.
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for j, m := range s.Members {
+		other := bucket.Slot(j)
+		if k := j - t.first; m == "" && k >= 0 && k < len(t.holder) {
+			m = t.holder[k]
+		}
+		switch {
+		case m != id:
+		case other == slot:
+			return nil
+		default:
+			return fmt.Errorf("%w: %s already holds slot %d", ErrNoOpenSlot, id, other)
+		}
+	}
 	i := int(slot) - t.first
 	switch {
 	case i < 0 || i >= len(t.holder) || s.Members[slot] != "":
@@ -133,4 +148,39 @@ func (s *Agreement) claim(slot bucket.Slot, id peer.ID) error {
 	}
 	t.holder[i] = id
 	return nil
+}
+
+// noteEndpoint records ap as the datagram address of id, the member of
+// open slot slot; anything else is ignored.
+func (s *Agreement) noteEndpoint(slot bucket.Slot, id peer.ID, ap netip.AddrPort) {
+	t := s.seats
+	if t == nil || !ap.IsValid() || s.Member(slot) != id {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i := int(slot) - t.first; i >= 0 && i < len(t.endpoint) {
+		t.endpoint[i] = ap
+	}
+}
+
+// endpoint returns the datagram address of the member of slot: for an
+// open slot the one it named last (noteEndpoint), else the one agreed.
+func (s *Agreement) endpoint(slot bucket.Slot) netip.AddrPort {
+	if t := s.seats; t != nil {
+		t.mu.Lock()
+		i := int(slot) - t.first
+		var ap netip.AddrPort
+		if i >= 0 && i < len(t.endpoint) {
+			ap = t.endpoint[i]
+		}
+		t.mu.Unlock()
+		if ap.IsValid() {
+			return ap
+		}
+	}
+	if int(slot) < len(s.Endpoints) {
+		return s.Endpoints[slot]
+	}
+	return netip.AddrPort{}
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
-	"github.com/phalanx-net/phalanx/lockstep/replay"
 )
 
 // snapTally is a tally that saves and restores its state, padded to
@@ -240,16 +237,7 @@ func TestWatch(t *testing.T) {
 	dir := t.TempDir()
 	params := SessionParams{SessionID: "watch-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 250}
 	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
-	var members []*Member
-	for i, h := range hosts[:2] {
-		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i), NewSim: newSim,
-			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
-			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, m)
-	}
+	members := startServingMembers(ctx, t, hosts[:2], params, dir)
 	for members[1].Status().Frame < 110 {
 		select {
 		case <-members[1].Done():
@@ -285,20 +273,9 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for slot := range 2 {
-		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("member-%d.phx", slot)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		res, err := replay.Verify(f, func(replay.Header) (lockstep.Simulation, error) { return &snapTally{}, nil }, nil)
-		if err != nil || res.FinalHash != st.Hash {
-			t.Fatalf("member %d's replay: %+v, %v", slot, res, err)
-		}
-		var seen []replay.Change
-		for _, c := range res.Changes {
-			if c.Kind == replay.ChangeSpectator {
-				seen = append(seen, c)
-			}
+		res, seen := servedSpectators(t, dir, slot)
+		if res.FinalHash != st.Hash {
+			t.Fatalf("member %d's replay: %+v", slot, res)
 		}
 		if len(seen) != 1 || seen[0].Detail != hosts[2].ID().String() || int(seen[0].Member) != slot || seen[0].Frame < 110 {
 			t.Errorf("member %d's replay names spectators %v, want %s once, past frame 110", slot, seen, hosts[2].ID())

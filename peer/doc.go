@@ -34,9 +34,12 @@
 // (MemberConfig.Rejoin): the live members tell it the session and serve it
 // a checkpoint they vouched for and the buckets since over the libp2p
 // stream protocol [CatchupProtocol], while the lockstep cores agree on the
-// frame it counts from again ([Member.Admission]). A spectator ([Watch])
-// fetches the same over the same protocol from members that serve
-// spectators (MemberConfig.Spectators) and never enters the session.
+// frame it counts from again ([Member.Admission]). A new identity joins a
+// session started with open slots (SessionParams.Slots) the same way, into
+// a slot every member gives it. A spectator ([Watch]) fetches the same over
+// the same protocol from members that serve spectators
+// (MemberConfig.Spectators), or from spectators that serve
+// (WatchConfig.Spectators), and never enters the session.
 //
 // In this package's API, peer.ID and peer.AddrInfo are the types of libp2p's
 // core/peer package. docs/network.md describes the protocols byte by byte.

@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,8 +37,19 @@ func TestMemberJoinsLate(t *testing.T) {
 		}
 	}
 	var members []*Member
+	var lateCmds atomic.Int64 // the late joiner's commands the first member stepped
 	for i, h := range starters {
-		m, err := Start(ctx, cfg(h, othersOf(starters, i)))
+		c := cfg(h, othersOf(starters, i))
+		if i == 0 {
+			c.OnStep = func(_ bucket.Frame, cmds []bucket.Command, _ uint64) {
+				for _, cmd := range cmds {
+					if cmd.Slot == 3 {
+						lateCmds.Add(1)
+					}
+				}
+			}
+		}
+		m, err := Start(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,6 +85,9 @@ func TestMemberJoinsLate(t *testing.T) {
 	t.Logf("admitted at %d: %+v", adm.Frame, adm)
 	if !adm.Verified || adm.CheckpointFrame < 0 || adm.Servers != 3 {
 		t.Fatalf("admission %+v: want a verified checkpoint from 3 members", adm)
+	}
+	if lateCmds.Load() == 0 {
+		t.Error("the late joiner's commands never reached the members: it did not play")
 	}
 	for _, m := range append(members, joined) {
 		found := false

@@ -302,7 +302,11 @@ func (m *Member) drive(ctx context.Context, sess *Agreement, runDone <-chan stru
 		case <-tick:
 		}
 		now := time.Since(sess.Start)
-		next = max(next, bucket.Frame(m.inputFrom.Load()))
+		from := bucket.Frame(m.inputFrom.Load())
+		if from >= end {
+			continue // a member coming back, not admitted yet: no input
+		}
+		next = max(next, from)
 		for ; now >= 0 && next <= bucket.Frame(now/sess.Frame()) && next < end; next++ {
 			for _, p := range m.cfg.Input(next) {
 				if err := m.Submit(p); err != nil {
@@ -401,6 +405,11 @@ func (m *Member) onEvent(e lockstep.Event) {
 		m.events = append(m.events, e)
 	}
 	if m.rec != nil {
+		if e.Type == lockstep.EventJoin && m.sess != nil {
+			// The replay names who took the open slot: a verifier checks
+			// its statements with that identity's key.
+			e.Detail = m.sess.Member(e.Member).String()
+		}
 		m.rec.event(e)
 	}
 	if e.Type == lockstep.EventDesync {

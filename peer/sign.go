@@ -43,12 +43,16 @@ func (v identityVerifier) Verify(member bucket.Slot, msg, sig []byte) bool {
 func (h *Host) StatementSigner() lockstep.Signer { return identitySigner{h.key} }
 
 // StatementVerifier returns the verifier of the statements of the members
-// whose peer IDs are ids, by slot, from the public keys the IDs embed. It
+// whose peer IDs are ids, by slot, from the public keys the IDs embed; an
+// empty ID is an open slot nobody took, whose statements fail. It
 // returns an error wrapping ErrNoPublicKey, or the ID's decoding error, for
 // the first member whose key it cannot get. Safe for concurrent use.
 func StatementVerifier(ids []string) (lockstep.Verifier, error) {
 	v := make(identityVerifier, len(ids))
 	for i, s := range ids {
+		if s == "" {
+			continue
+		}
 		id, err := peer.Decode(s)
 		if err != nil {
 			return nil, fmt.Errorf("peer: member %d: %w", i, err)

@@ -112,19 +112,9 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *slots != 0 && (*slots < f.peers || *slots > 64) {
-		fmt.Fprintf(stderr, "phalanx mesh: --slots %d: want --peers (%d) to 64\n", *slots, f.peers)
+	if err := checkLate(&f, *slots, lateAt); err != nil {
+		fmt.Fprintln(stderr, "phalanx mesh:", err)
 		return 2
-	}
-	if _, err := newGame(f.sim, max(f.peers, *slots), f.seed); err != nil {
-		fmt.Fprintln(stderr, "phalanx mesh: --slots:", err)
-		return 2
-	}
-	for slot := range lateAt {
-		if slot < f.peers || slot >= *slots {
-			fmt.Fprintf(stderr, "phalanx mesh: --late %d@%d: slot %d is not open (open slots are %d..%d, see --slots)\n", slot, lateAt[slot], slot, f.peers, *slots-1)
-			return 2
-		}
 	}
 	if *spectators < 0 || *spectators > 32 || *spectatorDelay < 0 || *spectatorsPerMember < 0 || *spectatorsServe < 0 || *spectatorsServe > 64 {
 		fmt.Fprintln(stderr, "phalanx mesh: --spectators: want 0 to 32, --spectator-delay 0 or more")

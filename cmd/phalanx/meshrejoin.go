@@ -23,6 +23,22 @@ import (
 // new process with a fresh identity (phalanx member --late) joins into the
 // lowest open slot free, the same way.
 
+// checkLate checks --slots and the --late slots against the run's flags.
+func checkLate(f *runFlags, slots int, lateAt map[int]int64) error {
+	if slots != 0 && (slots < f.peers || slots > 64) {
+		return fmt.Errorf("--slots %d: want --peers (%d) to 64", slots, f.peers)
+	}
+	if _, err := newGame(f.sim, max(f.peers, slots), f.seed); err != nil {
+		return fmt.Errorf("--slots: %w", err)
+	}
+	for slot, fr := range lateAt {
+		if slot < f.peers || slot >= slots {
+			return fmt.Errorf("--late %d@%d: slot %d is not open (open slots are %d..%d, see --slots)", slot, fr, slot, f.peers, slots-1)
+		}
+	}
+	return nil
+}
+
 // meshRejoin is one member process that came back, or joined late.
 type meshRejoin struct {
 	old, proc *meshProc // old: nil for a late joiner

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,8 +42,9 @@ func TestMeshRejoin(t *testing.T) {
 // catches up from a vouched checkpoint and ends on the members' final
 // hash.
 func TestMeshLate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "replays")
 	m, _, errs := meshJSON(t, "four processes for a 19 s session", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
-		"--slots", "4", "--late", "3@100", "--checkpoint-every", "50")
+		"--slots", "4", "--late", "3@100", "--checkpoint-every", "50", "--record", dir)
 	if m["identical"] != true || len(m["survivors"].([]any)) != 4 || len(m["events"].([]any)) != 0 {
 		t.Fatalf("identical %v, survivors %v (the late joiner included), events %v\n%s", m["identical"], m["survivors"], m["events"], errs)
 	}
@@ -54,6 +56,13 @@ func TestMeshLate(t *testing.T) {
 	if a["kind"] != "late" || a["slot"] != 3.0 || a["requested_frame"] != 100.0 || a["admitted_frame"].(float64) < 100 ||
 		a["snapshot_verified"] != true || a["bytes_received"].(float64) <= 0 || len(a["reported_by"].([]any)) != 4 {
 		t.Fatalf("admission %v", a)
+	}
+	// The members' replays name who joined, verify, and hold the late
+	// joiner's signed commands: it played.
+	files, _ := filepath.Glob(filepath.Join(dir, "*.phx"))
+	code, out, _ := runCLI(t, append([]string{"replay", "verify"}, files...)...)
+	if code != 0 || len(files) != 3 || strings.Count(out, "vouching for the commands of 4 of 4 members") != 3 {
+		t.Fatalf("replay verify of %d files: exit %d\n%s", len(files), code, out)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,7 +170,18 @@ func checkFileSignatures(name string) (replay.Signatures, error) {
 	if err != nil {
 		return replay.Signatures{}, err
 	}
-	v, keyErr := statementVerifier(rd.Header())
+	h := rd.Header()
+	if slices.Contains(h.Members, "") {
+		// Open slots: the members that took them are named by the join
+		// records.
+		h.Members = slices.Clone(h.Members)
+		for rec, err := rd.Next(); err == nil; rec, err = rd.Next() {
+			if c := rec.Change; rec.Kind == replay.KindChange && c.Kind == replay.ChangeJoin && h.Members[c.Member] == "" {
+				h.Members[c.Member] = c.Detail
+			}
+		}
+	}
+	v, keyErr := statementVerifier(h)
 	if keyErr != nil {
 		v = noKeys{}
 	}

@@ -26,6 +26,7 @@ type fetcher struct {
 	session  string
 	endpoint string // our datagram address, told with every info request ("" none)
 	claim    int    // the open slot a late joiner takes, claimed with every info request (0 none)
+	join     bool   // a member's fetcher (coming back or joining late), not a spectator's: its info requests say so
 	log      *slog.Logger
 	bytes    atomic.Int64 // bytes of checkpoints and buckets received
 	// members is the session's member count once known (0: not yet, and
@@ -76,7 +77,7 @@ func (s *stoppingStream) Close() error {
 
 // info asks member id for its view of the session.
 func (f *fetcher) info(ctx context.Context, id peer.ID) (*catchupInfo, error) {
-	s, r, err := f.request(ctx, id, catchupRequest{Kind: "info", Endpoint: f.endpoint, Claim: f.claim})
+	s, r, err := f.request(ctx, id, catchupRequest{Kind: "info", Endpoint: f.endpoint, Join: f.join, Claim: f.claim})
 	if err != nil {
 		return nil, err
 	}

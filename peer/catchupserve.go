@@ -53,8 +53,10 @@ type catchupRequest struct {
 	Session string `json:"session"`
 	Kind    string `json:"kind"` // "info", "checkpoint" or "buckets"
 	// info: the joiner's new datagram address, for the members that dial
-	// it, and the open slot a late joiner takes (0: none; seats.go)
+	// it; Join, set by a member coming back or joining late (not by a
+	// spectator); and the open slot a late joiner takes (0: none; seats.go)
 	Endpoint string `json:"endpoint,omitempty"`
+	Join     bool   `json:"join,omitempty"`
 	Claim    int    `json:"claim,omitempty"`
 	// Any request of a spectator: Follow says it follows the spectators a
 	// member with no room for it names (a redirect message); Serves, the
@@ -110,26 +112,10 @@ func (h *Host) handleCatchup(s network.Stream) {
 	}
 	defer s.Close()
 	slot, member := srv.sess.Slot(from)
-	// A peer that may take an open slot is served as a member: it asks for
-	// the session, then claims a slot (seats.go).
-	candidate := !member && !srv.spectatorOnly && srv.sess.seats.mayTake(from)
-	switch {
-	case member && (slot == srv.sess.Self || srv.spectatorOnly):
-		writeRefusal(s, "not a member of this session")
-		return
-	case candidate:
-	case !member && srv.spectators == 0:
-		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
+	if member && (slot == srv.sess.Self || srv.spectatorOnly) {
 		writeRefusal(s, "not a member of this session")
 		return
 	}
-	spectator := !member && !candidate
-	release, why := srv.busy.acquire(from, !member && !candidate)
-	if release == nil {
-		writeRefusal(s, why)
-		return
-	}
-	defer release()
 	idle := cmp.Or(srv.idle, catchupIdle)
 	_ = s.SetReadDeadline(time.Now().Add(idle))
 	r := bufio.NewReader(s)
@@ -146,6 +132,31 @@ func (h *Host) handleCatchup(s network.Stream) {
 		writeRefusal(s, "another session")
 		return
 	}
+	// A peer that may take an open slot asks as a joiner (Join) for the
+	// session, then claims a slot (seats.go); it is served as a member. Any
+	// other request of a peer that is not a member is a spectator's.
+	candidate := !member && req.Join && !srv.spectatorOnly && srv.sess.seats.mayTake(from)
+	switch {
+	case !member && req.Join && (!candidate || req.Kind != "info"):
+		why := "no slot taken"
+		if !candidate {
+			why = "no open slot for it"
+		}
+		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", why)
+		writeRefusal(s, "not a member of this session")
+		return
+	case !member && !candidate && srv.spectators == 0:
+		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "not a member of this session")
+		writeRefusal(s, "not a member of this session")
+		return
+	}
+	spectator := !member && !candidate
+	release, why := srv.busy.acquire(from, spectator)
+	if release == nil {
+		writeRefusal(s, why)
+		return
+	}
+	defer release()
 	if spectator && !srv.admitSpectator(s, from, req) {
 		return
 	}
@@ -156,11 +167,6 @@ func (h *Host) handleCatchup(s network.Stream) {
 		}
 		srv.log.Info("peer: a late joiner took an open slot", "slot", req.Claim, "id", from)
 		slot, member, candidate = bucket.Slot(req.Claim), true, false
-	}
-	if candidate && req.Kind != "info" {
-		h.refusals.refused("peer: refused a catch-up stream", "from", from, "why", "no slot taken")
-		writeRefusal(s, "not a member of this session")
-		return
 	}
 	ctx, cancel := context.WithCancel(srv.ctx)
 	defer cancel()

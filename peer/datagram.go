@@ -33,18 +33,21 @@ const (
 	CodeModeMismatch   quic.ApplicationErrorCode = 0x6 // the member runs the other transport mode
 )
 
-// quicConfig is the QUIC configuration of every connection in ModeDatagram
-// (Mode.quicConfig adjusts it for ModeStream): DATAGRAM frames on, no
-// streams, keep-alives so a quiet member is not timed out by QUIC before
-// the lockstep layer decides.
+// quicConfig is the QUIC configuration of every connection a member dials
+// in ModeDatagram (Mode.quicConfig adjusts it for ModeStream): DATAGRAM
+// frames on, no streams, keep-alives so a quiet member is not timed out by
+// QUIC before the lockstep layer decides, and no path MTU discovery (its
+// probes, up to 1,452 bytes each, would only find room the datagrams of
+// at most wire.MaxDatagramSize never use).
 func quicConfig() *quic.Config {
 	return &quic.Config{
-		EnableDatagrams:       true,
-		MaxIncomingStreams:    -1,
-		MaxIncomingUniStreams: -1,
-		HandshakeIdleTimeout:  3 * time.Second,
-		MaxIdleTimeout:        15 * time.Second,
-		KeepAlivePeriod:       2 * time.Second,
+		EnableDatagrams:         true,
+		MaxIncomingStreams:      -1,
+		MaxIncomingUniStreams:   -1,
+		HandshakeIdleTimeout:    3 * time.Second,
+		MaxIdleTimeout:          15 * time.Second,
+		KeepAlivePeriod:         2 * time.Second,
+		DisablePathMTUDiscovery: true,
 	}
 }
 

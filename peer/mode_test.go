@@ -20,7 +20,7 @@ func TestTransportModeNotFromUnauthenticatedHello(t *testing.T) {
 	if sessions[0].Self == 1 {
 		lower, higher = 1, 0
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	listening := openTransport(ctx, hosts[higher], sessions[higher], TransportConfig{Logger: testLogger()})
 
@@ -30,7 +30,7 @@ func TestTransportModeNotFromUnauthenticatedHello(t *testing.T) {
 	for range 3 {
 		conf := clientTLS(ident, hosts[higher].ID())
 		conf.NextProtos = []string{ALPNStream}
-		dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 		conn, release, err := hosts[lower].dialDatagram(dctx, net.UDPAddrFromAddrPort(hosts[higher].DatagramAddr()), conf, ModeStream.quicConfig())
 		dcancel()
 		if err == nil {
@@ -63,7 +63,7 @@ func TestTransportModeNotFromUnauthenticatedHello(t *testing.T) {
 	if err := dialler.Send(sessions[higher].Self, []byte("same mode")); err != nil {
 		t.Fatal(err)
 	}
-	if got := collect(r.tr.Incoming(), 1, 2*time.Second); len(got) != 1 || string(got[0].Data) != "same mode" {
+	if got := collect(r.tr.Incoming(), 1, 20*time.Second); len(got) != 1 || string(got[0].Data) != "same mode" {
 		t.Fatalf("received %v", got)
 	}
 }

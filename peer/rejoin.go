@@ -152,7 +152,7 @@ func (m *Member) rejoin(ctx context.Context) error {
 	if m.cfg.NewSim == nil {
 		return fmt.Errorf("%w: a member that comes back needs NewSim", ErrInvalidMember)
 	}
-	f := &fetcher{h: m.cfg.Host, session: m.cfg.Params.SessionID, log: m.log}
+	f := &fetcher{h: m.cfg.Host, session: m.cfg.Params.SessionID, log: m.log, join: true}
 	lctx, cancel := context.WithTimeoutCause(ctx, m.cfg.LobbyTimeout, ErrLobbyTimeout)
 	sess, servers, live, err := m.findSession(lctx, f)
 	cancel()

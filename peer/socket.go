@@ -5,11 +5,13 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/quic-go/quic-go"
+	"golang.org/x/net/ipv4"
 )
 
 // socket is one UDP socket of the host's QUIC side, as go-libp2p's
@@ -19,21 +21,122 @@ import (
 // impairment a Transport attaches, if any, so a profile impairs every
 // packet leaving the socket while that transport runs.
 //
-// It deliberately offers no WriteMsgUDP: quic-go would write through it,
-// past the impairment. It is safe for concurrent use.
+// It offers quic-go what a *net.UDPConn does (quic.OOBCapablePacketConn
+// and batched reads), so that quic-go reads up to a batch of packets per
+// system call (recvmmsg) and writes with its own control messages and GSO
+// (several packets in one system call). Unimpaired, a write goes straight
+// to the UDP socket: the wrapper costs one atomic load. Impaired, each
+// packet of a write (a GSO write split at its segment size) passes
+// through the impairment one by one, without control messages, as if
+// written alone. Reads are never impaired. It is safe for concurrent use.
 type socket struct {
 	conn   *net.UDPConn
+	batch  *ipv4.PacketConn               // reads batches of packets from conn
 	impair atomic.Pointer[net.PacketConn] // nil: write to conn directly
+	counts socketCounts
 }
 
-func (s *socket) ReadFrom(b []byte) (int, net.Addr, error) { return s.conn.ReadFrom(b) }
+// socketCounts count every packet read from and written to a socket (a
+// GSO write counts each of its packets), whoever's: counters only grow.
+type socketCounts struct {
+	read, readBytes, written, writtenBytes atomic.Uint64
+}
+
+// SocketStats count the UDP packets of the datagram socket while a
+// Transport holds it, whichever QUIC connection read or wrote them (the
+// datagram channel's, libp2p's own on the same socket): payloads only,
+// without IP and UDP headers. Written counts what QUIC wrote, before any
+// impairment.
+type SocketStats struct {
+	Read, ReadBytes       uint64
+	Written, WrittenBytes uint64
+}
+
+// stats returns the counters.
+func (c *socketCounts) stats() SocketStats {
+	return SocketStats{Read: c.read.Load(), ReadBytes: c.readBytes.Load(), Written: c.written.Load(), WrittenBytes: c.writtenBytes.Load()}
+}
+
+// since returns the counts of s since start.
+func (s SocketStats) since(start SocketStats) SocketStats {
+	return SocketStats{Read: s.Read - start.Read, ReadBytes: s.ReadBytes - start.ReadBytes,
+		Written: s.Written - start.Written, WrittenBytes: s.WrittenBytes - start.WrittenBytes}
+}
+
+func (c *socketCounts) readOne(n int) {
+	c.read.Add(1)
+	c.readBytes.Add(uint64(n))
+}
+
+func (c *socketCounts) wrote(packets, n int) {
+	c.written.Add(uint64(packets))
+	c.writtenBytes.Add(uint64(n))
+}
+
+// newSocket returns the socket over c.
+func newSocket(c *net.UDPConn) *socket { return &socket{conn: c, batch: ipv4.NewPacketConn(c)} }
+
+func (s *socket) ReadFrom(b []byte) (int, net.Addr, error) {
+	n, addr, err := s.conn.ReadFrom(b)
+	if err == nil {
+		s.counts.readOne(n)
+	}
+	return n, addr, err
+}
 
 func (s *socket) WriteTo(b []byte, addr net.Addr) (int, error) {
+	s.counts.wrote(1, len(b))
 	if w := s.impair.Load(); w != nil {
 		return (*w).WriteTo(b, addr)
 	}
 	return s.conn.WriteTo(b, addr)
 }
+
+// ReadBatch reads up to len(ms) packets in one system call where the
+// system offers it (quic-go's batched reads).
+func (s *socket) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
+	n, err := s.batch.ReadBatch(ms, flags)
+	for i := range n {
+		s.counts.readOne(ms[i].N)
+	}
+	return n, err
+}
+
+func (s *socket) ReadMsgUDP(b, oob []byte) (n, oobn, flags int, addr *net.UDPAddr, err error) {
+	n, oobn, flags, addr, err = s.conn.ReadMsgUDP(b, oob)
+	if err == nil {
+		s.counts.readOne(n)
+	}
+	return n, oobn, flags, addr, err
+}
+
+// WriteMsgUDP writes b, one packet or, with a UDP_SEGMENT control
+// message in oob, several of that size (GSO). Impaired, the packets go
+// through the impairment one by one and oob is dropped.
+func (s *socket) WriteMsgUDP(b, oob []byte, addr *net.UDPAddr) (n, oobn int, err error) {
+	seg := gsoSegment(oob)
+	packets := 1
+	if seg > 0 {
+		packets = (len(b) + seg - 1) / seg
+	}
+	s.counts.wrote(packets, len(b))
+	w := s.impair.Load()
+	if w == nil {
+		return s.conn.WriteMsgUDP(b, oob, addr)
+	}
+	if seg <= 0 || seg >= len(b) {
+		n, err = (*w).WriteTo(b, addr)
+		return n, len(oob), err
+	}
+	for at := 0; at < len(b); at += seg {
+		if _, err := (*w).WriteTo(b[at:min(at+seg, len(b))], addr); err != nil {
+			return at, len(oob), err
+		}
+	}
+	return len(b), len(oob), nil
+}
+
+func (s *socket) SyscallConn() (syscall.RawConn, error) { return s.conn.SyscallConn() }
 
 func (s *socket) Close() error                       { return s.conn.Close() }
 func (s *socket) LocalAddr() net.Addr                { return s.conn.LocalAddr() }
@@ -62,7 +165,7 @@ func (ss *sockets) listen(network string, laddr *net.UDPAddr) (net.PacketConn, e
 	if err != nil {
 		return nil, err
 	}
-	s := &socket{conn: c}
+	s := newSocket(c)
 	ss.mu.Lock()
 	ss.all = append(ss.all, s)
 	ss.mu.Unlock()

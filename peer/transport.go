@@ -109,7 +109,9 @@ type Transport struct {
 	log      *slog.Logger
 	impaired *netsim.Conn // nil without a profile
 	sock     *socket      // the host's datagram socket
-	mode     Mode
+	// sockStart are the socket's counts when the transport took it.
+	sockStart SocketStats
+	mode      Mode
 
 	serverConf *tls.Config // the listener's side of the handshake (serverTLS)
 	queue      int         // ModeStream: bound of each member's send queue, bytes
@@ -228,7 +230,7 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		t.cancel()
 		return nil, err
 	}
-	t.sock = sock
+	t.sock, t.sockStart = sock, sock.counts.stats()
 	if cfg.PacketLog != nil {
 		t.plog = newPacketLog(cfg.PacketLog, sess, n, cfg.Mode)
 	}

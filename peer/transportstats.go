@@ -33,6 +33,9 @@ type TransportStats struct {
 	Refused    uint64            // connections refused: strangers, wrong direction, unreadable identity, another mode
 	Silences   uint64            // times nothing arrived from anyone for SilenceWarning
 	Impairment *netsim.ConnStats // what the profile did to outgoing packets; nil without one
+	// Socket counts the UDP packets the datagram socket read and wrote
+	// since the transport started.
+	Socket SocketStats
 }
 
 // Stats returns a snapshot of the counters.
@@ -59,6 +62,7 @@ func (t *Transport) Stats() TransportStats {
 			SendDropped:       m.sendDropped.Load(),
 		}
 	}
+	s.Socket = t.sock.counts.stats().since(t.sockStart)
 	if t.impaired != nil {
 		st := t.impaired.Stats()
 		s.Impairment = &st

@@ -18,6 +18,7 @@ import (
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/locksteptest"
+	"github.com/phalanx-net/phalanx/netsim"
 	"github.com/phalanx-net/phalanx/peer"
 )
 
@@ -261,6 +262,9 @@ func runMember(ctx context.Context, mf *memberFlags, stdout, stderr io.Writer) (
 		return res, err
 	}
 	tc := peer.TransportConfig{Mode: transportMode(mf.transport), Profile: &profile, Logger: logger}
+	if unimpaired(profile) {
+		tc.Profile = nil // the socket as it is: no wrapper on the path
+	}
 	if mf.packetLog != "" {
 		f, err := os.Create(mf.packetLog)
 		if err != nil {
@@ -354,12 +358,19 @@ const udpHeader = 28
 // (every UDP payload, QUIC's own packets included, plus 28 bytes of IPv4
 // and UDP header each) and the packets it sent.
 func wireBytes(st peer.TransportStats) (up, down, packets int64) {
-	if im := st.Impairment; im != nil {
-		up = int64(im.Bytes + udpHeader*im.Written)
-		down = int64(im.ReadBytes + udpHeader*im.Read)
-		packets = int64(im.Written)
+	so := st.Socket
+	return int64(so.WrittenBytes + udpHeader*so.Written), int64(so.ReadBytes + udpHeader*so.Read), int64(so.Written)
+}
+
+// unimpaired reports whether every phase of p leaves packets alone (a
+// profile file of phases without settings).
+func unimpaired(p netsim.Profile) bool {
+	for _, ph := range p.Phases {
+		if ph.Conditions != (netsim.Conditions{}) {
+			return false
+		}
 	}
-	return up, down, packets
+	return true
 }
 
 // oneWaySample returns, in milliseconds, the delays the network applied to

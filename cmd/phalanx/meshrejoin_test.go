@@ -43,10 +43,15 @@ func TestMeshRejoin(t *testing.T) {
 // hash.
 func TestMeshLate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "replays")
-	m, _, errs := meshJSON(t, "four processes for a 19 s session", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
-		"--slots", "4", "--late", "3@100", "--checkpoint-every", "50", "--record", dir)
+	// A spectator watches too: a session with open slots still serves
+	// spectators (they ask as spectators, not as joiners).
+	m, _, errs := meshJSON(t, "five processes for a 19 s session", "--peers", "3", "--frames", "480", "--frame-ms", "40", "--profile", "lan",
+		"--slots", "4", "--late", "3@100", "--checkpoint-every", "50", "--record", dir, "--spectators", "1")
 	if m["identical"] != true || len(m["survivors"].([]any)) != 4 || len(m["events"].([]any)) != 0 {
 		t.Fatalf("identical %v, survivors %v (the late joiner included), events %v\n%s", m["identical"], m["survivors"], m["events"], errs)
+	}
+	if sp, _ := m["spectators"].([]any); len(sp) != 1 || sp[0].(map[string]any)["final_hash"] != m["final_hash"] {
+		t.Fatalf("spectators %v, want one on the final hash %v\n%s", m["spectators"], m["final_hash"], errs)
 	}
 	adms, _ := m["admissions"].([]any)
 	if len(adms) != 1 {

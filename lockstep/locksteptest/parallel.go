@@ -23,7 +23,9 @@ import (
 // same calls with the same arguments as when stepping in turn, and the
 // run is the same event for event, unless a desync is being located
 // between two settles (a simulation that is not deterministic), when
-// the hashes of the frames between reach the core later than in turn.
+// the hashes of the frames between reach the core later than in turn, or
+// two members are nearly the history's window apart, whose frames are
+// compared a few frames later than in turn.
 
 // stepQueue is how many buckets a member's goroutine may hold before the
 // harness waits for the oldest.

@@ -110,9 +110,10 @@ type Config struct {
 	Transport string
 	// Parallel steps every member's simulation on a goroutine of its own
 	// (started by Run and ended before it returns), beside the rest of the
-	// run: the result is the same as stepping in turn, event for event.
-	// It is ignored (members step in turn) with OnStep, perturb faults,
-	// joiners, rejoins or spectators, which read a simulation as it steps.
+	// run: a run as deterministic as in turn and, but while a desync is
+	// located or two members are nearly 4,096 frames apart (parallel.go),
+	// the same event for event. It is ignored (members step in turn) with
+	// OnStep, Tamper, perturb faults, joiners, rejoins or spectators.
 	// Each simulation is then used on its goroutine, one at a time.
 	Parallel bool
 }

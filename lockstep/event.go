@@ -50,24 +50,21 @@ const (
 	ReasonDropped   Reason = "dropped"   // EventStop: the others dropped this member
 )
 
+var eventTypeNames = [...]string{
+	EventViolation: "violation",
+	EventDrop:      "drop",
+	EventLeave:     "leave",
+	EventDesync:    "desync",
+	EventStop:      "stop",
+	EventRejoin:    "rejoin",
+	EventJoin:      "join",
+}
+
 // String returns the event type's name as used in JSON output: "violation",
 // "drop", "leave", "desync" or "stop".
 func (t EventType) String() string {
-	switch t {
-	case EventViolation:
-		return "violation"
-	case EventDrop:
-		return "drop"
-	case EventLeave:
-		return "leave"
-	case EventDesync:
-		return "desync"
-	case EventStop:
-		return "stop"
-	case EventRejoin:
-		return "rejoin"
-	case EventJoin:
-		return "join"
+	if int(t) < len(eventTypeNames) && eventTypeNames[t] != "" {
+		return eventTypeNames[t]
 	}
 	return fmt.Sprintf("EventType(%d)", uint8(t))
 }

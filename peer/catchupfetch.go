@@ -130,20 +130,13 @@ func (f *fetcher) checkpoint(ctx context.Context, cp cpInfo, servers []peer.ID) 
 // byte where it stopped.
 func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte, lo, hi int64, servers []peer.ID, first int) error {
 	off := lo
-	var last error
-	// Each try asks the next member; only tries that bring nothing count.
-	for try, fails := 0, 0; off < hi && fails < 2*len(servers); try++ {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		id := servers[(first+try)%len(servers)]
+	done := func() bool { return off >= hi }
+	left := func() string { return fmt.Sprintf("checkpoint of frame %d, bytes %d to %d", frame, off, hi) }
+	return fromServers(ctx, servers, first, done, left, func(id peer.ID) (bool, error) {
 		before := off
 		s, r, err := f.request(ctx, id, catchupRequest{Kind: "checkpoint", Frame: frame, Offset: off, To: hi})
 		if err != nil {
-			last = err
-			fails++
-			retryPause(ctx)
-			continue
+			return false, err
 		}
 		var buf []byte
 		for off < hi {
@@ -167,18 +160,10 @@ func (f *fetcher) checkpointRange(ctx context.Context, frame int64, data []byte,
 		}
 		s.Close()
 		if err != nil {
-			last = err
 			f.log.Debug("peer: a checkpoint stream broke; resuming", "member", id, "offset", off, "err", err)
 		}
-		if off == before {
-			fails++
-			retryPause(ctx)
-		}
-	}
-	if off < hi {
-		return fmt.Errorf("%w: checkpoint of frame %d, bytes %d to %d: %v", ErrCatchup, frame, off, hi, last)
-	}
-	return nil
+		return off != before, err
+	})
 }
 
 // window is one request's frames of a bucket transfer: its buckets as
@@ -241,20 +226,13 @@ func (f *fetcher) buckets(ctx context.Context, from, to bucket.Frame, servers []
 // next server from the frame where it stopped.
 func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers []peer.ID, first int, out chan<- lockstep.Bucket) error {
 	next := lo
-	var last error
-	// Each try asks the next member; only tries that bring nothing count.
-	for try, fails := 0, 0; next <= hi && fails < 2*len(servers); try++ {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		id := servers[(first+try)%len(servers)]
+	done := func() bool { return next > hi }
+	left := func() string { return fmt.Sprintf("buckets %d to %d", next, hi) }
+	return fromServers(ctx, servers, first, done, left, func(id peer.ID) (bool, error) {
 		before := next
 		s, r, err := f.request(ctx, id, catchupRequest{Kind: "buckets", From: int64(next), To: int64(hi)})
 		if err != nil {
-			last = err
-			fails++
-			retryPause(ctx)
-			continue
+			return false, err
 		}
 		var buf []byte
 		waits := 0
@@ -289,16 +267,36 @@ func (f *fetcher) bucketRange(ctx context.Context, lo, hi bucket.Frame, servers 
 		}
 		s.Close()
 		if err != nil {
-			last = err
 			f.log.Debug("peer: a bucket stream broke; resuming", "member", id, "frame", next, "err", err)
 		}
-		if next == before {
+		return next != before, err
+	})
+}
+
+// fromServers fetches a range by tries until done: the first try asks
+// servers[first], each next try the next server, from where the last one
+// stopped. try reports whether it brought anything and why its stream
+// broke. Only tries that bring nothing count, each followed by a pause;
+// after two such per server fromServers gives up with ErrCatchup, naming
+// what is left (left) and the last error. It returns ctx's error if ctx
+// ends before a try.
+func fromServers(ctx context.Context, servers []peer.ID, first int, done func() bool, left func() string, try func(peer.ID) (bool, error)) error {
+	var last error
+	for n, fails := 0, 0; !done() && fails < 2*len(servers); n++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		brought, err := try(servers[(first+n)%len(servers)])
+		if err != nil {
+			last = err
+		}
+		if !brought {
 			fails++
 			retryPause(ctx)
 		}
 	}
-	if next <= hi {
-		return fmt.Errorf("%w: buckets %d to %d: %v", ErrCatchup, next, hi, last)
+	if !done() {
+		return fmt.Errorf("%w: %s: %v", ErrCatchup, left(), last)
 	}
 	return nil
 }

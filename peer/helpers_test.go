@@ -202,6 +202,40 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
+// waitFrame waits until m has stepped frame f, and fails the test if m
+// ends first or ctx ends. Call it from the test's goroutine.
+func waitFrame(ctx context.Context, t testing.TB, m *Member, f bucket.Frame) {
+	t.Helper()
+	for m.Status().Frame < f {
+		select {
+		case <-m.Done():
+			t.Fatalf("member ended before frame %d: %v", f, m.Status())
+		case <-ctx.Done():
+			t.Fatalf("frame %d not reached: %v", f, m.Status())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// sameFinalHash waits for every member to complete its session and fails
+// the test unless they all did and end on the same hash.
+func sameFinalHash(t testing.TB, members ...*Member) {
+	t.Helper()
+	var hashes []uint64
+	for _, m := range members {
+		st, err := m.Wait()
+		if err != nil || !st.Completed {
+			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
+		}
+		hashes = append(hashes, st.Hash)
+	}
+	for _, h := range hashes[1:] {
+		if h != hashes[0] {
+			t.Fatalf("final hashes differ: %016x", hashes)
+		}
+	}
+}
+
 // pause waits d on a timer: pacing for what a test sends, not a wait for
 // anything to happen.
 func pause(d time.Duration) { <-time.After(d) }

@@ -78,19 +78,7 @@ func TestMemberJoinsLate(t *testing.T) {
 	if st, err := sm.Wait(); !errors.Is(err, ErrNoOpenSlot) || st.Slot >= 0 {
 		t.Fatalf("a stranger into a session whose open slot is taken: slot %d, err %v", st.Slot, err)
 	}
-	var hashes []uint64
-	for _, m := range append(members, joined) {
-		st, err := m.Wait()
-		if err != nil || !st.Completed {
-			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
-		}
-		hashes = append(hashes, st.Hash)
-	}
-	for _, h := range hashes[1:] {
-		if h != hashes[0] {
-			t.Fatalf("final hashes differ: %016x", hashes)
-		}
-	}
+	sameFinalHash(t, append(members, joined)...)
 	adm, ok := joined.Admission()
 	if !ok || joined.Status().Slot != 3 {
 		t.Fatalf("the late joiner: slot %d, admission %v", joined.Status().Slot, ok)

@@ -17,16 +17,16 @@ const (
 	PhaseFailed               // the member stopped on an error (Status().Err)
 )
 
+var phaseNames = [...]string{
+	PhaseLobby:   "lobby",
+	PhasePlaying: "playing",
+	PhaseEnded:   "ended",
+	PhaseFailed:  "failed",
+}
+
 func (p Phase) String() string {
-	switch p {
-	case PhaseLobby:
-		return "lobby"
-	case PhasePlaying:
-		return "playing"
-	case PhaseEnded:
-		return "ended"
-	case PhaseFailed:
-		return "failed"
+	if p >= 0 && int(p) < len(phaseNames) && phaseNames[p] != "" {
+		return phaseNames[p]
 	}
 	return fmt.Sprintf("Phase(%d)", int32(p))
 }

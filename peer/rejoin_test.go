@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
-	"github.com/phalanx-net/phalanx/lockstep/replay"
 )
 
 // snapTally is a tally that saves and restores its state, padded to
@@ -96,21 +93,9 @@ func testMemberRejoins(t *testing.T, snapshot bool) {
 		}
 		members[i] = m
 	}
-	waitFrame := func(m *Member, f bucket.Frame) {
-		t.Helper()
-		for m.Status().Frame < f {
-			select {
-			case <-m.Done():
-				t.Fatalf("member ended before frame %d: %v", f, m.Status())
-			case <-ctx.Done():
-				t.Fatalf("frame %d not reached: %v", f, m.Status())
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
 	// The member of slot 1 crashes: one survivor has a lower peer ID (it
 	// dials the member again), the other a higher one.
-	waitFrame(members[1], 80)
+	waitFrame(ctx, t, members[1], 80)
 	if s := members[1].Status().Slot; s != 1 {
 		t.Fatalf("the host of index 1 has slot %d", s)
 	}
@@ -120,7 +105,7 @@ func testMemberRejoins(t *testing.T, snapshot bool) {
 	hosts[1].Close()
 	survivors := []*Member{members[0], members[2]}
 	for _, m := range survivors {
-		waitFrame(m, 130) // the drop (two seconds) may still be agreed on: the member asks again
+		waitFrame(ctx, t, m, 130) // the drop (two seconds) may still be agreed on: the member asks again
 	}
 	back := newHostWithKey(t, key)
 	join := []AddrInfo{hosts[0].AddrInfo(), hosts[2].AddrInfo()}
@@ -152,17 +137,7 @@ func testMemberRejoins(t *testing.T, snapshot bool) {
 	if err != nil || (len(in.Checkpoints) > 0) != snapshot || in.Stepped < 0 || (in.From == 0) == snapshot {
 		t.Errorf("the member that came back serves %+v, %v", in, err)
 	}
-	var hashes []uint64
-	for _, m := range append(survivors, rejoined) {
-		st, err := m.Wait()
-		if err != nil || !st.Completed {
-			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
-		}
-		hashes = append(hashes, st.Hash)
-	}
-	if hashes[0] != hashes[1] || hashes[0] != hashes[2] {
-		t.Fatalf("final hashes differ: %016x", hashes)
-	}
+	sameFinalHash(t, append(survivors, rejoined)...)
 	adm, ok := rejoined.Admission()
 	if !ok {
 		t.Fatal("the member that came back reports no admission")
@@ -204,13 +179,7 @@ func TestStrangerCannotRejoin(t *testing.T) {
 		}
 		members = append(members, m)
 	}
-	for members[0].Status().Frame < 10 {
-		select {
-		case <-members[0].Done():
-			t.Fatalf("member ended: %v", members[0].Status())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	waitFrame(ctx, t, members[0], 10)
 	stranger, err := Start(ctx, MemberConfig{Host: hosts[2], Params: params, Join: []AddrInfo{hosts[0].AddrInfo(), hosts[1].AddrInfo()},
 		NewSim: func(*Agreement) lockstep.Simulation { return &tally{} }, Rejoin: true, LobbyTimeout: 20 * time.Second, Logger: testLogger()})
 	if err != nil {
@@ -242,23 +211,8 @@ func TestWatch(t *testing.T) {
 	// seconds to bring the spectator in after frame 110.
 	params := SessionParams{SessionID: "watch-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 600}
 	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
-	var members []*Member
-	for i, h := range hosts[:2] {
-		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i), NewSim: newSim,
-			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
-			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, m)
-	}
-	for members[1].Status().Frame < 110 {
-		select {
-		case <-members[1].Done():
-			t.Fatalf("member ended: %v", members[1].Status())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	members := startServingMembers(ctx, t, hosts[:2], params, dir)
+	waitFrame(ctx, t, members[1], 110)
 	join := []AddrInfo{hosts[0].AddrInfo(), hosts[1].AddrInfo()}
 	var frames int
 	w, err := Watch(ctx, WatchConfig{Host: hosts[2], Join: join, SessionID: params.SessionID, NewSim: newSim,
@@ -287,20 +241,9 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for slot := range 2 {
-		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("member-%d.phx", slot)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		res, err := replay.Verify(f, func(replay.Header) (lockstep.Simulation, error) { return &snapTally{}, nil }, nil)
-		if err != nil || res.FinalHash != st.Hash {
-			t.Fatalf("member %d's replay: %+v, %v", slot, res, err)
-		}
-		var seen []replay.Change
-		for _, c := range res.Changes {
-			if c.Kind == replay.ChangeSpectator {
-				seen = append(seen, c)
-			}
+		res, seen := servedSpectators(t, dir, slot)
+		if res.FinalHash != st.Hash {
+			t.Fatalf("member %d's replay: %+v", slot, res)
 		}
 		if len(seen) != 1 || seen[0].Detail != hosts[2].ID().String() || int(seen[0].Member) != slot || seen[0].Frame < 110 {
 			t.Errorf("member %d's replay names spectators %v, want %s once, past frame 110", slot, seen, hosts[2].ID())
@@ -334,13 +277,7 @@ func TestWatchSurvivesAServerCrash(t *testing.T) {
 		}
 		members = append(members, m)
 	}
-	for members[0].Status().Frame < 1 {
-		select {
-		case <-members[0].Done():
-			t.Fatalf("member ended: %v", members[0].Status())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	waitFrame(ctx, t, members[0], 1)
 	go func() {
 		for members[0].Status().Frame < 100 {
 			select {

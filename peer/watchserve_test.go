@@ -27,16 +27,7 @@ func TestSpectatorsServeSpectators(t *testing.T) {
 	dir := t.TempDir()
 	params := SessionParams{SessionID: "relay-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: 400}
 	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
-	var members []*Member
-	for i, h := range hosts[:2] {
-		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i), NewSim: newSim,
-			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
-			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, m)
-	}
+	members := startServingMembers(ctx, t, hosts[:2], params, dir)
 	join := []AddrInfo{hosts[0].AddrInfo(), hosts[1].AddrInfo()}
 	watch := func(h *Host, onStep func(bucket.Frame, uint64)) (Watched, error) {
 		return Watch(ctx, WatchConfig{Host: h, Join: join, SessionID: params.SessionID, NewSim: newSim,
@@ -81,25 +72,52 @@ func TestSpectatorsServeSpectators(t *testing.T) {
 		t.Logf("spectator %d: from frame %d (checkpoint %d), %d bytes, following %d spectators", i, w.From, w.CheckpointFrame, w.Bytes, w.Followed)
 	}
 	for slot := range 2 {
-		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("member-%d.phx", slot)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		res, err := replay.Verify(f, func(replay.Header) (lockstep.Simulation, error) { return &snapTally{}, nil }, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var served []string
-		for _, c := range res.Changes {
-			if c.Kind == replay.ChangeSpectator {
-				served = append(served, c.Detail)
-			}
-		}
-		if len(served) != 1 || served[0] != hosts[2].ID().String() {
+		_, served := servedSpectators(t, dir, slot)
+		if len(served) != 1 || served[0].Detail != hosts[2].ID().String() {
 			t.Errorf("member %d served %v, want the first spectator alone", slot, served)
 		}
 	}
+}
+
+// startServingMembers starts a member of params on each host, joining the
+// others: each steps snapTally on one byte of input a frame, checkpoints
+// every 50 frames, serves one spectator and records its replay into dir.
+func startServingMembers(ctx context.Context, t *testing.T, hosts []*Host, params SessionParams, dir string) []*Member {
+	t.Helper()
+	var members []*Member
+	for i, h := range hosts {
+		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts, i),
+			NewSim:          func(*Agreement) lockstep.Simulation { return &snapTally{} },
+			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
+			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	return members
+}
+
+// servedSpectators verifies the replay that member slot recorded into dir
+// and returns its result and the spectators it names, in order.
+func servedSpectators(t *testing.T, dir string, slot int) (replay.Result, []replay.Change) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, fmt.Sprintf("member-%d.phx", slot)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := replay.Verify(f, func(replay.Header) (lockstep.Simulation, error) { return &snapTally{}, nil }, nil)
+	if err != nil {
+		t.Fatalf("member %d's replay: %+v, %v", slot, res, err)
+	}
+	var seen []replay.Change
+	for _, c := range res.Changes {
+		if c.Kind == replay.ChangeSpectator {
+			seen = append(seen, c)
+		}
+	}
+	return res, seen
 }
 
 // A member remembers the spectators that serve by their own addresses

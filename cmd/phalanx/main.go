@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -122,4 +123,28 @@ func parseFlags(fs *flag.FlagSet, args []string, check func() error) int {
 		return 2
 	}
 	return -1
+}
+
+// atFlag defines the repeatable flag name of "N@FRAME" values and returns
+// them by N (a later value for an N replaces the earlier); want names the
+// form in the error an ill-formed value gets.
+func atFlag(fs *flag.FlagSet, name, usage, want string) map[int]int64 {
+	at := map[int]int64{}
+	fs.Func(name, usage, func(v string) error {
+		n, frame, ok := indexAt(v)
+		if !ok {
+			return fmt.Errorf("want %s", want)
+		}
+		at[n] = frame
+		return nil
+	})
+	return at
+}
+
+// indexAt parses "N@FRAME", N and FRAME whole numbers not below zero.
+func indexAt(v string) (n int, frame int64, ok bool) {
+	i, fr, ok := strings.Cut(v, "@")
+	n, err1 := strconv.Atoi(i)
+	frame, err2 := strconv.ParseInt(fr, 10, 64)
+	return n, frame, ok && err1 == nil && err2 == nil && n >= 0 && frame >= 0
 }

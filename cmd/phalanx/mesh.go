@@ -44,11 +44,9 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	freezes := map[int]meshFreeze{}
 	fs.Func("freeze", "stop member process `INDEX@FRAME:DURATION` (SIGSTOP) when it reaches that frame, and continue it (SIGCONT) after DURATION, like 1@100:10s (repeatable)", func(v string) error {
 		at, dur, ok := strings.Cut(v, ":")
-		i, fr, ok2 := strings.Cut(at, "@")
-		idx, err1 := strconv.Atoi(i)
-		frame, err2 := strconv.ParseInt(fr, 10, 64)
+		idx, frame, ok2 := indexAt(at)
 		d, err3 := time.ParseDuration(dur)
-		if !ok || !ok2 || err1 != nil || err2 != nil || err3 != nil || idx < 0 || frame < 0 || d <= 0 {
+		if !ok || !ok2 || err3 != nil || d <= 0 {
 			return fmt.Errorf("want INDEX@FRAME:DURATION, like 1@100:10s")
 		}
 		freezes[idx] = meshFreeze{frame: frame, d: d}
@@ -57,31 +55,10 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	ui := fs.Bool("ui", false, "serve a live view of the session on loopback, printed as a URL (see also --ui-addr, --ui-linger)")
 	uiAddr := fs.String("ui-addr", "127.0.0.1:0", "with --ui: the `ADDR` to serve the view on")
 	uiLinger := fs.Duration("ui-linger", 0, "with --ui: keep the page up this long after the session (0: until interrupted)")
-	perturbs := map[int]int64{}
-	fs.Func("perturb", "after `INDEX@FRAME` alter that member process's simulation state, so that the others find a desync (repeatable)", func(v string) error {
-		i, fr, ok := strings.Cut(v, "@")
-		idx, err1 := strconv.Atoi(i)
-		frame, err2 := strconv.ParseInt(fr, 10, 64)
-		if !ok || err1 != nil || err2 != nil || idx < 0 || frame < 0 {
-			return fmt.Errorf("want INDEX@FRAME, like 1@100")
-		}
-		perturbs[idx] = frame
-		return nil
-	})
-	rejoinAt := map[int]int64{}
-	fs.Func("rejoin", "start member process `INDEX@FRAME`, killed before (--kill), again with the same key once a survivor reached that frame: it comes back into the session and catches up (repeatable)", func(v string) error {
-		i, fr, ok := strings.Cut(v, "@")
-		idx, err1 := strconv.Atoi(i)
-		frame, err2 := strconv.ParseInt(fr, 10, 64)
-		if !ok || err1 != nil || err2 != nil || idx < 0 || frame < 0 {
-			return fmt.Errorf("want INDEX@FRAME, like 1@400")
-		}
-		rejoinAt[idx] = frame
-		return nil
-	})
+	perturbs := atFlag(fs, "perturb", "after `INDEX@FRAME` alter that member process's simulation state, so that the others find a desync (repeatable)", "INDEX@FRAME, like 1@100")
+	rejoinAt := atFlag(fs, "rejoin", "start member process `INDEX@FRAME`, killed before (--kill), again with the same key once a survivor reached that frame: it comes back into the session and catches up (repeatable)", "INDEX@FRAME, like 1@400")
 	slots := fs.Int("slots", 0, "slots of the session: the --peers members start it, the slots past them are open for --late joiners (0: as many as --peers)")
-	lateAt := map[int]int64{}
-	fs.Func("late", "start a member process with a new identity once a member reached `SLOT@FRAME`: it joins late into an open slot (see --slots; it takes the lowest one free) and catches up (repeatable)", lateFlag(lateAt))
+	lateAt := atFlag(fs, "late", "start a member process with a new identity once a member reached `SLOT@FRAME`: it joins late into an open slot (see --slots; it takes the lowest one free) and catches up (repeatable)", "SLOT@FRAME, like 4@300")
 	spectators := fs.Int("spectators", 0, "`N` phalanx watch processes watch the session over QUIC once it runs, each served by two members")
 	spectatorDelay := fs.Duration("spectator-delay", 0, "spectators step this `DURATION` behind the live frame (like 2m)")
 	checkpointEvery := fs.Int("checkpoint-every", 200, "members save the game every `N` frames for members that come back and spectators (0: they step every frame from 0)")
@@ -102,10 +79,8 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 	}
 	killAt := map[int]int64{}
 	for _, k := range kills {
-		i, fr, ok := strings.Cut(k, "@")
-		idx, err1 := strconv.Atoi(i)
-		frame, err2 := strconv.ParseInt(fr, 10, 64)
-		if !ok || err1 != nil || err2 != nil || idx < 0 || idx >= f.peers || frame < 0 {
+		idx, frame, ok := indexAt(k)
+		if !ok || idx >= f.peers {
 			fmt.Fprintf(stderr, "phalanx mesh: --kill %q: want INDEX@FRAME with INDEX in 0..%d\n", k, f.peers-1)
 			return 2
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -23,20 +22,6 @@ import (
 // phalanx mesh --slots N --late SLOT@FRAME: once a member stepped FRAME, a
 // new process with a fresh identity (phalanx member --late) joins into the
 // lowest open slot free, the same way.
-
-// lateFlag returns the parser of --late SLOT@FRAME, into lateAt.
-func lateFlag(lateAt map[int]int64) func(string) error {
-	return func(v string) error {
-		i, fr, ok := strings.Cut(v, "@")
-		slot, err1 := strconv.Atoi(i)
-		frame, err2 := strconv.ParseInt(fr, 10, 64)
-		if !ok || err1 != nil || err2 != nil || slot < 0 || frame < 0 {
-			return fmt.Errorf("want SLOT@FRAME, like 4@300")
-		}
-		lateAt[slot] = frame
-		return nil
-	}
-}
 
 // checkLate checks --slots and the --late slots against the run's flags.
 func checkLate(f *runFlags, slots int, lateAt map[int]int64) error {

@@ -19,10 +19,7 @@ const (
 func midGame(b *testing.B) (*World, [][]Input) {
 	b.Helper()
 	cfg := DefaultConfig()
-	w, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := newWorld(b, cfg)
 	inputsAt := generated(cfg)
 	for f := range int64(benchStart) {
 		w.Step(inputsAt(f))
@@ -115,10 +112,7 @@ func (w *World) restore(from *World) {
 // BenchmarkRoute measures the flow field of one order across the default
 // map, the whole field (as a unit at the farthest tile reads it).
 func BenchmarkRoute(b *testing.B) {
-	w, err := New(DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := newWorld(b, DefaultConfig())
 	b.ReportAllocs()
 	t := w.index(64, 64)
 	for b.Loop() {

@@ -38,17 +38,17 @@ const (
 	Stop CommandKind = 4
 )
 
+var commandKindNames = [...]string{
+	Move:       "Move",
+	AttackMove: "AttackMove",
+	Attack:     "Attack",
+	Stop:       "Stop",
+}
+
 // String returns the name of k, or "CommandKind(N)" for an unknown value.
 func (k CommandKind) String() string {
-	switch k {
-	case Move:
-		return "Move"
-	case AttackMove:
-		return "AttackMove"
-	case Attack:
-		return "Attack"
-	case Stop:
-		return "Stop"
+	if int(k) < len(commandKindNames) && commandKindNames[k] != "" {
+		return commandKindNames[k]
 	}
 	return fmt.Sprintf("CommandKind(%d)", uint8(k))
 }

@@ -25,10 +25,7 @@ func TestScenario(t *testing.T) {
 		t.Skip("12,000 frames: skipped in -short mode")
 	}
 	cfg := DefaultConfig()
-	w, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, cfg)
 	gens := generators(cfg, cfg.Seed)
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "# rts scenario: DefaultConfig %+v, generators seeded %d\n", cfg, cfg.Seed)

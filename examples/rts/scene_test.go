@@ -12,10 +12,7 @@ import (
 func TestScene(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Players = 2
-	w, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, cfg)
 	g := NewGenerator(cfg, 0, 1)
 	for f := range int64(200) {
 		var in []Input

@@ -11,19 +11,13 @@ import (
 // world's snapshot must equal the original's.
 func TestSnapshotRestoresAWorldThatStepsTheSame(t *testing.T) {
 	cfg := DefaultConfig()
-	w, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, cfg)
 	inputsAt := generated(cfg)
 	for f := range int64(600) {
 		w.Step(inputsAt(f))
 	}
 	snap := w.AppendSnapshot(nil)
-	r, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newWorld(t, cfg)
 	if err := r.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
@@ -49,21 +43,18 @@ func TestSnapshotRestoresAWorldThatStepsTheSame(t *testing.T) {
 func TestRestoreRefusesDamage(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Players, cfg.UnitsPerPlayer = 2, 8
-	w, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, cfg)
 	for range 50 {
 		w.Step(nil)
 	}
 	snap := w.AppendSnapshot(nil)
 	for n := 0; n < len(snap); n += 7 {
-		r, _ := New(cfg)
+		r := newWorld(t, cfg)
 		if err := r.Restore(snap[:n]); !errors.Is(err, ErrSnapshot) {
 			t.Fatalf("cut at %d of %d: %v, want ErrSnapshot", n, len(snap), err)
 		}
 	}
-	r, _ := New(cfg)
+	r := newWorld(t, cfg)
 	long := append(append([]byte(nil), snap...), 0)
 	if err := r.Restore(long); !errors.Is(err, ErrSnapshot) {
 		t.Fatalf("a byte too many: %v, want ErrSnapshot", err)

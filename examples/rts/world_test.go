@@ -60,10 +60,7 @@ func TestMapConnected(t *testing.T) {
 		for seed := range uint64(5) {
 			cfg := DefaultConfig()
 			cfg.Seed, cfg.ObstaclePct = seed, pct
-			w, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := newWorld(t, cfg)
 			open := 0
 			for _, o := range w.open {
 				if o {
@@ -117,10 +114,20 @@ func smallConfig() Config {
 	return Config{Players: 4, UnitsPerPlayer: 40, MapWidth: 64, MapHeight: 64, Seed: 9, ObstaclePct: 20}
 }
 
+// newWorld returns New(cfg), and fails the test if cfg is invalid.
+func newWorld(t testing.TB, cfg Config) *World {
+	t.Helper()
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func TestSameInputsSameHash(t *testing.T) {
 	cfg := smallConfig()
-	a, _ := New(cfg)
-	b, _ := New(cfg)
+	a := newWorld(t, cfg)
+	b := newWorld(t, cfg)
 	if a.Hash() != b.Hash() {
 		t.Fatal("fresh worlds differ")
 	}
@@ -162,9 +169,9 @@ func TestSameInputsSameHash(t *testing.T) {
 
 func TestDifferentSeedsDiffer(t *testing.T) {
 	cfg := smallConfig()
-	a, _ := New(cfg)
+	a := newWorld(t, cfg)
 	cfg.Seed++
-	b, _ := New(cfg)
+	b := newWorld(t, cfg)
 	if a.Hash() == b.Hash() {
 		t.Fatal("different seeds, same hash")
 	}
@@ -172,7 +179,7 @@ func TestDifferentSeedsDiffer(t *testing.T) {
 
 func TestPerturb(t *testing.T) {
 	cfg := smallConfig()
-	a, _ := New(cfg)
+	a := newWorld(t, cfg)
 	run(t, a, generators(cfg, 1), 300)
 	b := a.Clone()
 	if a.Hash() != b.Hash() {
@@ -195,7 +202,7 @@ func TestPerturb(t *testing.T) {
 
 func TestCloneIndependent(t *testing.T) {
 	cfg := smallConfig()
-	a, _ := New(cfg)
+	a := newWorld(t, cfg)
 	ga := generators(cfg, 2)
 	run(t, a, ga, 500)
 	b := a.Clone()
@@ -217,8 +224,8 @@ func TestCloneIndependent(t *testing.T) {
 // input, and must stay deterministic.
 func TestStepGarbage(t *testing.T) {
 	cfg := smallConfig()
-	a, _ := New(cfg)
-	b, _ := New(cfg)
+	a := newWorld(t, cfg)
+	b := newWorld(t, cfg)
 	r := rand.New(rand.NewPCG(1, 2))
 	gens := generators(cfg, 5)
 	var valid [][]byte
@@ -267,7 +274,7 @@ func TestStepGarbage(t *testing.T) {
 
 func TestStepReportsBadInputs(t *testing.T) {
 	cfg := smallConfig()
-	w, _ := New(cfg)
+	w := newWorld(t, cfg)
 	enc := func(c Command) []byte {
 		b, err := c.AppendBinary(nil)
 		if err != nil {
@@ -311,10 +318,7 @@ func TestStepReportsBadInputs(t *testing.T) {
 // and become idle, and that a route is shared and released.
 func TestMoveArrives(t *testing.T) {
 	cfg := Config{Players: 2, UnitsPerPlayer: 4, MapWidth: 40, MapHeight: 40}
-	w, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, cfg)
 	target := Tile{30, 25}
 	d, _ := Command{Kind: Move, Units: []UnitID{0, 1, 2, 3}, Target: target}.AppendBinary(nil)
 	w.Step([]Input{{Player: 0, Data: d}})
@@ -339,10 +343,7 @@ func TestMoveArrives(t *testing.T) {
 // TestAttackKills sends one player's army against one enemy unit.
 func TestAttackKills(t *testing.T) {
 	cfg := Config{Players: 2, UnitsPerPlayer: 4, MapWidth: 40, MapHeight: 40}
-	w, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, cfg)
 	d, _ := Command{Kind: Attack, Units: []UnitID{0, 1, 2, 3}, TargetUnit: 6}.AppendBinary(nil)
 	w.Step([]Input{{Player: 0, Data: d}})
 	for range 2000 {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,10 +68,7 @@ func TestReplayBomb(t *testing.T) {
 		t.Errorf("stepped %d frames (result %d)", sim.frames, res.Frames)
 	}
 
-	path := filepath.Join(t.TempDir(), "bomb.phx")
-	if err := os.WriteFile(path, bomb, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTemp(t, "bomb.phx", bomb)
 	f, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)

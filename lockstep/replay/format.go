@@ -263,15 +263,16 @@ const (
 	EndFailed EndReason = 3
 )
 
+var endReasonNames = [...]string{
+	EndCompleted:   "completed",
+	EndClosedEarly: "closed early",
+	EndFailed:      "failed",
+}
+
 // String returns "completed", "closed early", "failed" or "reason N".
 func (r EndReason) String() string {
-	switch r {
-	case EndCompleted:
-		return "completed"
-	case EndClosedEarly:
-		return "closed early"
-	case EndFailed:
-		return "failed"
+	if int(r) < len(endReasonNames) && endReasonNames[r] != "" {
+		return endReasonNames[r]
 	}
 	return fmt.Sprintf("reason %d", uint8(r))
 }
@@ -369,20 +370,19 @@ func (k ChangeKind) known(v int) bool {
 	return false
 }
 
+var changeKindNames = [...]string{
+	ChangeDrop:      "drop",
+	ChangeLeave:     "leave",
+	ChangeRejoin:    "rejoin",
+	ChangeJoin:      "join",
+	ChangeSpectator: "spectator",
+}
+
 // String returns "drop", "leave", "rejoin", "join", "spectator" or
 // "change N".
 func (k ChangeKind) String() string {
-	switch k {
-	case ChangeDrop:
-		return "drop"
-	case ChangeLeave:
-		return "leave"
-	case ChangeRejoin:
-		return "rejoin"
-	case ChangeJoin:
-		return "join"
-	case ChangeSpectator:
-		return "spectator"
+	if int(k) < len(changeKindNames) && changeKindNames[k] != "" {
+		return changeKindNames[k]
 	}
 	return fmt.Sprintf("change %d", uint8(k))
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -149,6 +151,17 @@ func (s session) record(t testing.TB) ([]byte, []Record) {
 		t.Fatal(err)
 	}
 	return buf.Bytes(), want
+}
+
+// writeTemp writes data to a file name in a directory of the test's own
+// and returns its path.
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // readAll reads every record of data, deep-copied, and the error that

@@ -33,19 +33,18 @@ const (
 	KindStatement
 )
 
+var recordKindNames = [...]string{
+	KindFrame:      "frame",
+	KindCheckpoint: "checkpoint",
+	KindChange:     "change",
+	KindEnd:        "end",
+	KindStatement:  "statement",
+}
+
 // String returns "frame", "checkpoint", "change", "end" or "statement".
 func (k RecordKind) String() string {
-	switch k {
-	case KindFrame:
-		return "frame"
-	case KindCheckpoint:
-		return "checkpoint"
-	case KindChange:
-		return "change"
-	case KindEnd:
-		return "end"
-	case KindStatement:
-		return "statement"
+	if int(k) < len(recordKindNames) && recordKindNames[k] != "" {
+		return recordKindNames[k]
 	}
 	return fmt.Sprintf("RecordKind(%d)", uint8(k))
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -443,10 +442,7 @@ func TestDataAfterTrailer(t *testing.T) {
 
 func TestOpenFile(t *testing.T) {
 	data, want := session{members: 2, frames: 100, seed: 3, compress: true, close: true}.record(t)
-	path := filepath.Join(t.TempDir(), "a.phx")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTemp(t, "a.phx", data)
 	f, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)

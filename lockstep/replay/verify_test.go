@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,10 +142,7 @@ func TestVerifyDamaged(t *testing.T) {
 
 func TestVerifyFile(t *testing.T) {
 	data, _ := session{members: 2, frames: 300, seed: 8, compress: true, close: true}.record(t)
-	path := filepath.Join(t.TempDir(), "r.phx")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTemp(t, "r.phx", data)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,10 @@ import (
 // member coming back needs:
 //
 //   - maxCatchupStreams streams of members (joiners) in all;
-//   - maxSpectatorStreams streams of spectators in all, a budget apart;
+//   - streams of spectators in all, a budget apart: two for each place
+//     the server gives spectators (one follows the live frames, one
+//     fetches a checkpoint or asks for info beside it), at least
+//     maxSpectatorStreams (spectatorStreams);
 //   - maxPeerStreams streams of any one peer.
 //
 // A stream past a bound is refused as busy and its asker asks another
@@ -41,16 +44,22 @@ func (b *streamBudget) active() int {
 	return b.members + b.spectators
 }
 
+// spectatorStreams is the spectators' stream budget of a server that
+// gives places spectators places.
+func spectatorStreams(places int) int {
+	return max(maxSpectatorStreams, 2*places)
+}
+
 // acquire takes a place for a stream of p (a spectator when spectator is
-// set) and returns the function that gives it back, or the reason it is
-// refused.
-func (b *streamBudget) acquire(p peer.ID, spectator bool) (release func(), why string) {
+// set; spectators share a budget of spectatorCap streams) and returns the
+// function that gives it back, or the reason it is refused.
+func (b *streamBudget) acquire(p peer.ID, spectator bool, spectatorCap int) (release func(), why string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case b.byPeer[p] >= maxPeerStreams:
 		return nil, "busy: too many streams of one peer"
-	case spectator && b.spectators >= maxSpectatorStreams:
+	case spectator && b.spectators >= spectatorCap:
 		return nil, "busy: too many spectators' streams"
 	case !spectator && b.members >= maxCatchupStreams:
 		return nil, "busy"

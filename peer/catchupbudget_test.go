@@ -73,7 +73,8 @@ func TestCatchupStreamsPerPeer(t *testing.T) {
 // Spectators have a budget of their own: a crowd of them cannot take the
 // streams of a member that comes back.
 func TestCatchupSpectatorBudget(t *testing.T) {
-	r := newCatchupRig(t, func(srv *catchupServer) { srv.spectators = 10 })
+	const places = 2 // a budget of spectatorStreams(2) = 4 streams
+	r := newCatchupRig(t, func(srv *catchupServer) { srv.spectators = places })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	server := r.servers[0]
@@ -87,8 +88,8 @@ func TestCatchupSpectatorBudget(t *testing.T) {
 		tk, rf := holdStreams(t, ctx, f, server.ID(), maxPeerStreams)
 		taken, refused = taken+tk, refused+rf
 	}
-	if taken != maxSpectatorStreams || refused != len(crowd)*maxPeerStreams-maxSpectatorStreams {
-		t.Fatalf("spectators' %d streams: %d taken, %d refused; want %d taken", len(crowd)*maxPeerStreams, taken, refused, maxSpectatorStreams)
+	if want := spectatorStreams(places); taken != want || refused != len(crowd)*maxPeerStreams-want {
+		t.Fatalf("spectators' %d streams: %d taken, %d refused; want %d taken", len(crowd)*maxPeerStreams, taken, refused, want)
 	}
 	if _, err := r.fetcher(t, r.joiner).info(ctx, server.ID()); err != nil {
 		t.Fatalf("a member's info while spectators hold their streams: %v", err)
@@ -170,5 +171,29 @@ func TestCatchupIdleIsPerMessage(t *testing.T) {
 	}
 	if len(got) != len(data) || time.Since(start) < 2*idle {
 		t.Fatalf("%d of %d bytes in %v", len(got), len(data), time.Since(start))
+	}
+}
+
+// The spectators' budget grows with the places a member gives them: each
+// spectator it admits keeps a stream open for the live frames and may
+// open another beside it.
+func TestCatchupSpectatorBudgetFollowsPlaces(t *testing.T) {
+	const places = 6
+	r := newCatchupRig(t, func(srv *catchupServer) { srv.spectators = places })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	server := r.servers[0]
+	crowd := newHosts(t, places-1)
+	var taken, refused int
+	for _, h := range crowd {
+		if err := h.h.Connect(ctx, server.AddrInfo()); err != nil {
+			t.Fatal(err)
+		}
+		f := &fetcher{h: h, session: r.sess.ID, log: orDiscard(testLogger())}
+		tk, rf := holdStreams(t, ctx, f, server.ID(), 2)
+		taken, refused = taken+tk, refused+rf
+	}
+	if taken != 2*len(crowd) || refused != 0 {
+		t.Fatalf("%d spectators with %d places, two streams each: %d taken, %d refused; want every one taken", len(crowd), places, taken, refused)
 	}
 }

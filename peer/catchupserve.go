@@ -151,7 +151,7 @@ func (h *Host) handleCatchup(s network.Stream) {
 		return
 	}
 	spectator := !member && !candidate
-	release, why := srv.busy.acquire(from, spectator)
+	release, why := srv.busy.acquire(from, spectator, spectatorStreams(srv.spectators))
 	if release == nil {
 		writeRefusal(s, why)
 		return

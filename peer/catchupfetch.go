@@ -60,7 +60,9 @@ func (f *fetcher) request(ctx context.Context, id peer.ID, req catchupRequest) (
 		_ = s.Reset()
 		return nil, nil, err
 	}
-	_ = s.CloseWrite()
+	// The write side stays open: closing the stream once we have read
+	// what we asked for (Close) tells the server it may end (it holds the
+	// stream until then, catchupserve.go).
 	return &stoppingStream{Stream: s, stop: stop}, bufio.NewReader(s), nil
 }
 

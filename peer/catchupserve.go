@@ -197,7 +197,22 @@ func (h *Host) handleCatchup(s network.Stream) {
 	if err != nil {
 		srv.log.Debug("peer: catch-up stream ended", "member", slot, "kind", req.Kind, "err", err)
 		writeRefusal(s, err.Error())
+		return
 	}
+	awaitClose(ctx, s, r, idle)
+}
+
+// awaitClose holds a stream whose answer is written until its asker
+// closes or resets it, which it does once it has read the answer, or for
+// idle at most, or until ctx ends. Until then the stream holds its place in the budget: a
+// server that ends once its streams are done (a spectator at the session's
+// end, watchserve.go) ends only after its askers have what they asked for.
+// Closing the connection earlier would discard what they had not read yet.
+// An asker that closed its side at once (an older one) is not waited for.
+func awaitClose(ctx context.Context, s network.Stream, r *bufio.Reader, idle time.Duration) {
+	_ = s.SetReadDeadline(time.Now().Add(idle))
+	defer context.AfterFunc(ctx, func() { _ = s.SetReadDeadline(time.Now()) })()
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, maxRequestMessage))
 }
 
 // serveCheckpoint sends a checkpoint's bytes from req.Offset on, in chunks.
@@ -370,7 +385,8 @@ func (m *Member) checkpointEvery() int {
 
 // serveCatchup makes the member serve members that come back and
 // spectators, from archive a (nil: a new one from frame 0), until the
-// returned function is called.
+// returned function is called; once the member completed the session,
+// that function first lets the streams open end (linger).
 func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transport, a *archive) (stop func()) {
 	rate := m.cfg.CatchupRate
 	if rate <= 0 {
@@ -393,9 +409,24 @@ func (m *Member) serveCatchup(ctx context.Context, sess *Agreement, tr *Transpor
 	m.arch.Store(a)
 	m.cfg.Host.catchup.Store(srv)
 	return func() {
+		a.close()
+		if m.Status().Completed {
+			// Spectators fetching the last frames get them first.
+			srv.linger()
+		}
 		m.cfg.Host.catchup.CompareAndSwap(srv, nil)
 		cancel()
-		a.close()
+	}
+}
+
+// linger waits, at most relayLinger, until no stream is served: once the
+// session is over, its askers still read the last frames (each stream is
+// held until its asker closes it, awaitClose). The archive is closed
+// first, so that no stream waits for a frame that will never come.
+func (srv *catchupServer) linger() {
+	deadline := time.Now().Add(relayLinger)
+	for srv.busy.active() > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

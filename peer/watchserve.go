@@ -42,8 +42,9 @@ const (
 	maxRelayAddrs = 4  // addresses it keeps of each
 	maxRedirect   = 8  // named in one redirect
 	maxFollowHops = 4  // redirects a spectator follows in a row
-	// relayLinger bounds how long a serving spectator that stepped the
-	// session's last frame goes on serving the streams still open.
+	// relayLinger bounds how long a serving spectator (or a member) that
+	// stepped the session's last frame goes on serving the streams still
+	// open.
 	relayLinger = 10 * time.Second
 )
 
@@ -213,15 +214,13 @@ func (ws *watchServer) stepped(ctx context.Context, f bucket.Frame, cmds []bucke
 	ws.f.log.Info("peer: serving spectators", "places", ws.srv.spectators, "from", f)
 }
 
-// stop ends serving: once the streams open end (at most relayLinger) when
-// the session is over (done), at once otherwise.
+// stop ends serving: once the streams open end, their askers having read
+// what they asked for (at most relayLinger), when the session is over
+// (done); at once otherwise.
 func (ws *watchServer) stop(done bool) {
 	ws.arch.close()
 	if ws.on && done {
-		deadline := time.Now().Add(relayLinger)
-		for ws.srv.busy.active() > 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
+		ws.srv.linger()
 	}
 	ws.h.catchup.CompareAndSwap(ws.srv, nil)
 	ws.cancel()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
+
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 	"github.com/phalanx-net/phalanx/lockstep/replay"
@@ -142,5 +144,96 @@ func TestRelaySet(t *testing.T) {
 	}
 	if got := r.list(now.Add(watcherIdle+500*time.Millisecond), ""); len(got) != 1 || got[0] != addr(b) {
 		t.Fatalf("after a's silence: %v", got)
+	}
+}
+
+// TestServingSpectatorEndsAfterItsAskersRead: a spectator that serves
+// ends, at the session's end, only once what it sent the spectators it
+// serves has been read. Closing its host (its process exiting) earlier
+// discards what they had not read yet, and with its server gone such a
+// spectator cannot reach the last frame. Here the asker asks for the last
+// three frames and reads them only once the serving spectator has ended,
+// or a second after it stepped the last frame while it waits for the asker.
+func TestServingSpectatorEndsAfterItsAskersRead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	hosts := newHosts(t, 4) // two members, the serving spectator, the asker
+	const frames = 150
+	params := SessionParams{SessionID: "linger-test", Members: 2, FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: frames}
+	newSim := func(*Agreement) lockstep.Simulation { return &snapTally{} }
+	var members []*Member
+	for i, h := range hosts[:2] {
+		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts[:2], i), NewSim: newSim,
+			Input: func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} }, Spectators: 1, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	waitFor(t, time.Minute, "the members stepping frame 5", func() bool { return members[1].Status().Frame >= 5 })
+	var stepped atomic.Int64
+	stepped.Store(-1)
+	var watched Watched
+	var watchErr error
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		watched, watchErr = Watch(ctx, WatchConfig{Host: hosts[2], Join: othersOf(hosts[:2], -1), SessionID: params.SessionID,
+			NewSim: newSim, Spectators: 1, Logger: testLogger(), OnStep: func(f bucket.Frame, _ uint64) { stepped.Store(int64(f)) }})
+	}()
+	waitFor(t, time.Minute, "the spectator stepping frame 10", func() bool {
+		select {
+		case <-ended:
+			t.Fatalf("the spectator ended: %+v, %v", watched, watchErr)
+		default:
+		}
+		return stepped.Load() >= 10
+	})
+	asker := hosts[3]
+	if err := asker.h.Connect(ctx, hosts[2].AddrInfo()); err != nil {
+		t.Fatal(err)
+	}
+	f := &fetcher{h: asker, session: params.SessionID, log: orDiscard(testLogger()), follow: true}
+	s, r, err := f.request(ctx, hosts[2].ID(), catchupRequest{Kind: "buckets", From: frames - 3, To: frames - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	waitFor(t, time.Minute, "the spectator stepping the last frame", func() bool { return stepped.Load() == frames-1 })
+	select {
+	case <-ended:
+		// It ended before we read: its process would exit now.
+		hosts[2].Close()
+		waitFor(t, time.Minute, "the connection closing", func() bool {
+			return asker.h.Network().Connectedness(hosts[2].ID()) != network.Connected
+		})
+	case <-time.After(time.Second):
+	}
+	var buf []byte
+	for next := bucket.Frame(frames - 3); next < frames; next++ {
+		typ, body, err := readMsg(r, buf, maxBucketMessage(2))
+		if typ == msgWait {
+			next--
+			continue
+		}
+		if err != nil {
+			t.Fatalf("frame %d: %v (the serving spectator ended before its asker read it)", next, err)
+		}
+		if b, err := parseBucket(body); typ != msgBucket || err != nil || b.Frame != next {
+			t.Fatalf("frame %d: message %d, %v, %v", next, typ, b, err)
+		}
+		buf = body
+	}
+	s.Close() // read: the serving spectator may end
+	<-ended
+	st, err := members[0].Wait()
+	if err != nil || !st.Completed {
+		t.Fatalf("member: %+v, %v", st, err)
+	}
+	if _, err := members[1].Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if watchErr != nil || watched.Frame != frames-1 || watched.Hash != st.Hash {
+		t.Fatalf("serving spectator: %+v, %v; members' final hash %016x", watched, watchErr, st.Hash)
 	}
 }

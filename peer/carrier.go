@@ -60,9 +60,9 @@ type datagramCarrier struct {
 	failed atomic.Pointer[error]
 }
 
-// datagramQueue is how many packets wait for a link's writer: QUIC holds
-// 32 more, so a path that takes them keeps up, and a stuck one holds little.
-const datagramQueue = 16
+// datagramQueue is how many packets wait for a link's writer: a burst the
+// sender makes before the writer runs (QUIC holds 32 more behind it).
+const datagramQueue = 64
 
 func newDatagramCarrier(conn *quic.Conn) *datagramCarrier {
 	return &datagramCarrier{conn: conn, out: make(chan []byte, datagramQueue)}

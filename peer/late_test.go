@@ -28,15 +28,7 @@ func TestMemberJoinsLate(t *testing.T) {
 	starters, late, stranger := hosts[:3], hosts[3], hosts[4]
 	params := SessionParams{SessionID: "late-test", Members: 3, Slots: 4,
 		FrameMillis: 20, Sim: "tally", SimVersion: "1", Frames: frames}
-	cfg := func(h *Host, join []AddrInfo) MemberConfig {
-		return MemberConfig{
-			Host: h, Params: params, Join: join, NewSim: func(*Agreement) lockstep.Simulation { return &snapTally{} },
-			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f), byte(f >> 8)}} },
-			CheckpointEvery: 50,
-			LobbyTimeout:    time.Minute,
-			Logger:          testLogger(),
-		}
-	}
+	cfg := lateConfig(params)
 	var members []*Member
 	var lateCmds atomic.Int64 // the late joiner's commands the first member stepped
 	for i, h := range starters {
@@ -165,23 +157,8 @@ func TestTwoLateJoiners(t *testing.T) {
 	// Frames of 50 ms: five members under -race on a loaded machine.
 	params := SessionParams{SessionID: "two-late", Members: 3, Slots: 5,
 		FrameMillis: 50, Sim: "tally", SimVersion: "1", Frames: frames}
-	cfg := func(h *Host, join []AddrInfo) MemberConfig {
-		return MemberConfig{
-			Host: h, Params: params, Join: join, NewSim: func(*Agreement) lockstep.Simulation { return &snapTally{} },
-			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f), byte(f >> 8)}} },
-			CheckpointEvery: 50,
-			LobbyTimeout:    time.Minute,
-			Logger:          testLogger(),
-		}
-	}
-	var members []*Member
-	for i, h := range starters {
-		m, err := Start(ctx, cfg(h, othersOf(starters, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, m)
-	}
+	cfg := lateConfig(params)
+	members := startEach(ctx, t, starters, cfg)
 	waitFor(t, time.Minute, "frame 30", func() bool { return members[0].Status().Frame >= 30 })
 	var late []*Member
 	for _, h := range hosts[3:] {
@@ -197,19 +174,7 @@ func TestTwoLateJoiners(t *testing.T) {
 			return ok || isDone(m)
 		})
 	}
-	var hashes []uint64
-	for _, m := range append(members, late...) {
-		st, err := m.Wait()
-		if err != nil || !st.Completed {
-			t.Fatalf("member %d: completed %v, err %v", st.Slot, st.Completed, err)
-		}
-		hashes = append(hashes, st.Hash)
-	}
-	for _, h := range hashes[1:] {
-		if h != hashes[0] {
-			t.Fatalf("final hashes differ: %016x", hashes)
-		}
-	}
+	sameFinalHash(t, append(members, late...)...)
 	for i, m := range late {
 		if _, ok := m.Admission(); !ok || m.Status().Slot != 3+i {
 			t.Fatalf("late joiner %d: slot %d, admitted %v", i, m.Status().Slot, ok)
@@ -235,14 +200,7 @@ func TestLateClaimRefused(t *testing.T) {
 			Logger:       testLogger(),
 		}
 	}
-	var members []*Member
-	for i, h := range starters {
-		m, err := Start(ctx, cfg(h, othersOf(starters, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, m)
-	}
+	members := startEach(ctx, t, starters, cfg)
 	waitFor(t, time.Minute, "frame 10", func() bool { return members[2].Status().Frame >= 10 })
 	// Member 2 gave slot 3 to someone else; member 1, asked first, holds it free.
 	members[2].mu.Lock()
@@ -291,4 +249,33 @@ func TestSeatsOneSlotPerIdentity(t *testing.T) {
 			t.Fatalf("%d claims of one identity given", ok.Load())
 		}
 	}
+}
+
+// lateConfig returns the configuration of a member of a late-join test
+// session: the tally simulation, one command a frame, checkpoints every
+// 50 frames.
+func lateConfig(params SessionParams) func(h *Host, join []AddrInfo) MemberConfig {
+	return func(h *Host, join []AddrInfo) MemberConfig {
+		return MemberConfig{
+			Host: h, Params: params, Join: join, NewSim: func(*Agreement) lockstep.Simulation { return &snapTally{} },
+			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f), byte(f >> 8)}} },
+			CheckpointEvery: 50,
+			LobbyTimeout:    time.Minute,
+			Logger:          testLogger(),
+		}
+	}
+}
+
+// startEach starts a member on each of hosts, each joining the others.
+func startEach(ctx context.Context, t *testing.T, hosts []*Host, cfg func(h *Host, join []AddrInfo) MemberConfig) []*Member {
+	t.Helper()
+	var members []*Member
+	for i, h := range hosts {
+		m, err := Start(ctx, cfg(h, othersOf(hosts, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	return members
 }

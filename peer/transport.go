@@ -334,7 +334,7 @@ func (t *Transport) deliver(slot bucket.Slot, data []byte, reliable bool) bool {
 // Send sends one datagram to member to, unreliably. data is copied; it
 // must be at most wire.MaxDatagramSize bytes ([ErrDatagramTooLarge]). Send
 // never blocks: in ModeDatagram it queues data for the member's writer
-// goroutine, which hands it to QUIC, and drops it and returns nil when 16
+// goroutine, which hands it to QUIC, and drops it and returns nil when 64
 // datagrams already wait (a congested path, or a member that stopped
 // acknowledging: QUIC then holds its own queue of 32). It returns an error
 // wrapping [ErrNoSuchMember] for a bad slot or this member's own,

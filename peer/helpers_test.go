@@ -277,3 +277,17 @@ func newTestRelay(t *testing.T, ctx context.Context, cfg RelayConfig) *Relay {
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// startEach starts a member on each of hosts, each joining the others.
+func startEach(ctx context.Context, t *testing.T, hosts []*Host, cfg func(h *Host, join []AddrInfo) MemberConfig) []*Member {
+	t.Helper()
+	var members []*Member
+	for i, h := range hosts {
+		m, err := Start(ctx, cfg(h, othersOf(hosts, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	return members
+}

@@ -478,3 +478,46 @@ func TestTransportTimeout(t *testing.T) {
 		t.Fatalf("transport for another member's session: %v, want ErrInvalidSession", err)
 	}
 }
+
+// A member that stops acknowledging must not hold up Send: QUIC's own
+// datagram queue then fills and its SendDatagram waits, but the writer
+// goroutine waits for it, and Send drops what its queue cannot hold.
+// The receiver here plays fair for 8 s, then loses every packet it sends,
+// its acknowledgements included.
+func TestSendNeverWaitsForAStuckMember(t *testing.T) {
+	hosts := newHosts(t, 2)
+	sessions := mustJoin(t, hosts)
+	stuck := netsim.Profile{Name: "stuck", Phases: []netsim.Phase{
+		{Duration: 8 * time.Second},
+		{Duration: time.Hour, Conditions: netsim.Conditions{Loss: 1_000_000}},
+	}}
+	trs := openTransports(t, hosts, sessions, func(i int) TransportConfig {
+		c := TransportConfig{Logger: testLogger()}
+		if i == 1 {
+			c.Profile = &stuck
+		}
+		return c
+	})
+	a, b := trs[0], trs[1]
+	to := b.Agreement().Self
+	seq := 0
+	// Until the receiver's acknowledgements are lost.
+	waitFor(t, time.Minute, "the receiver losing its packets", func() bool {
+		if err := a.Send(to, payload(a.Agreement().Self, seq, 100)); err != nil {
+			t.Fatalf("Send %d: %v", seq, err)
+		}
+		seq++
+		pause(20 * time.Millisecond)
+		return b.Stats().Impairment.Lost > 0
+	})
+	// Far more than QUIC's congestion window and both queues hold.
+	for range 2000 {
+		if err := a.Send(to, payload(a.Agreement().Self, seq, 1000)); err != nil {
+			t.Fatalf("Send %d to a member that stopped acknowledging: %v", seq, err)
+		}
+		seq++
+	}
+	if st := a.Stats().Members[to]; st.SendDropped == 0 {
+		t.Fatalf("2,000 datagrams to a member that stopped acknowledging, none dropped: %+v", st)
+	}
+}

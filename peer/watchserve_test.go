@@ -86,18 +86,12 @@ func TestSpectatorsServeSpectators(t *testing.T) {
 // every 50 frames, serves one spectator and records its replay into dir.
 func startServingMembers(ctx context.Context, t *testing.T, hosts []*Host, params SessionParams, dir string) []*Member {
 	t.Helper()
-	var members []*Member
-	for i, h := range hosts {
-		m, err := Start(ctx, MemberConfig{Host: h, Params: params, Join: othersOf(hosts, i),
+	return startEach(ctx, t, hosts, func(h *Host, join []AddrInfo) MemberConfig {
+		return MemberConfig{Host: h, Params: params, Join: join,
 			NewSim:          func(*Agreement) lockstep.Simulation { return &snapTally{} },
 			Input:           func(f bucket.Frame) [][]byte { return [][]byte{{byte(f)}} },
-			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, m)
-	}
-	return members
+			CheckpointEvery: 50, Spectators: 1, Record: &Recording{Dir: dir}, Logger: testLogger()}
+	})
 }
 
 // servedSpectators verifies the replay that member slot recorded into dir

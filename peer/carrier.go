@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +55,7 @@ func (t *Transport) newCarrier(slot bucket.Slot, conn *quic.Conn) carrier {
 type datagramCarrier struct {
 	conn *quic.Conn
 	out  chan []byte
+	free chan []byte // buffers the writer is done with (SendDatagram copies)
 	// failed holds the writer's last error for the next send to return.
 	failed atomic.Pointer[error]
 }
@@ -65,7 +65,7 @@ type datagramCarrier struct {
 const datagramQueue = 64
 
 func newDatagramCarrier(conn *quic.Conn) *datagramCarrier {
-	return &datagramCarrier{conn: conn, out: make(chan []byte, datagramQueue)}
+	return &datagramCarrier{conn: conn, out: make(chan []byte, datagramQueue), free: make(chan []byte, datagramQueue)}
 }
 
 func (c *datagramCarrier) send(packet []byte) (bool, error) {
@@ -75,8 +75,13 @@ func (c *datagramCarrier) send(packet []byte) (bool, error) {
 	if ctx := c.conn.Context(); ctx.Err() != nil {
 		return false, context.Cause(ctx)
 	}
+	var buf []byte
 	select {
-	case c.out <- bytes.Clone(packet):
+	case buf = <-c.free:
+	default:
+	}
+	select {
+	case c.out <- append(buf[:0], packet...):
 		return true, nil
 	default:
 		return false, nil
@@ -105,6 +110,10 @@ func (c *datagramCarrier) write(ctx context.Context) {
 					err = fmt.Errorf("%w: %d bytes, the path takes %d", ErrDatagramTooLarge, len(p), tooLarge.MaxDatagramPayloadSize)
 				}
 				c.failed.Store(&err)
+			}
+			select {
+			case c.free <- p:
+			default:
 			}
 		}
 	}

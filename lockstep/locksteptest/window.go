@@ -1,0 +1,548 @@
+package locksteptest
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+)
+
+// Windows (Config.Windows): the members' cores run side by side within
+// windows of virtual time shorter than the smallest one-way delay of the
+// profile, a conservative parallel discrete-event scheme. No datagram sent
+// within a window arrives within it, so what a member does in a window
+// depends only on what was queued for it before the window and on what it
+// queues for itself (its wake-ups): each member handles its own events in
+// the window's order on one of the workers, and what a handling does to the
+// rest of the run (the datagrams and wake-ups it queues, the commands it
+// submits, the frames it steps into the history and the oracle, the
+// one-way samples) is logged and carried out afterwards on one goroutine,
+// in the order in which the run in turn would have handled those events
+// (by time, ties in the order they were queued). So the queue holds the
+// same messages in the same order, and the run is the same event for event
+// as in turn.
+//
+// A window ends before the next fault and the end of a partition, and the
+// run goes in turn near its last frame (where the run's end depends on the
+// order of the members' steps) and with everything that reads the run as it
+// goes or is shared between members: callbacks (OnStep, OnEvent,
+// OnStatement, OnReceive), Tamper, mute, storm and perturb faults, joiners,
+// rejoins, spectators, the stall window and the stream transport.
+
+// windowEnd is how close to the last frame's time windows stop: a
+// member's frame clock runs with the virtual time, corrected by
+// milliseconds.
+const windowEnd = time.Second
+
+// minWindowEvents is the fewest events a window must hold to be run as one;
+// below, the harness handles the next event in turn.
+const minWindowEvents = 64
+
+// windows is the state of the scheme for one run.
+type windows struct {
+	span    time.Duration   // the window's length: the smallest one-way delay
+	faults  []time.Duration // the faults' times, sorted
+	last    time.Duration   // windows end before it
+	workers []*worker
+	heads   mergeHeap
+	counter uint64 // orders the wake-ups queued within windows (merge)
+}
+
+// worker handles some of the members' events in a window and logs what
+// they do to the rest of the run.
+type worker struct {
+	h       *harness
+	end     time.Duration // the window's end
+	members []*member     // those it handles
+	cur     *member       // the one it handles now
+	recs    []record      // this window's handlings, member after member
+	effects []effect
+	keys    []commandKey
+	free    []*event
+	bufs    [][]byte
+	lost    int64
+	err     any // a panic on the worker, raised again by the harness
+}
+
+// record is one event handled in a window.
+type record struct {
+	at     time.Duration
+	seq    uint64 // its place in the queue's order; for a wake-up queued within the window, set when the merge reaches the handling that queued it
+	local  int    // for a wake-up queued within the window: its index in the member's local list, else -1
+	m      *member
+	from   int // its effects: effects[from:to]
+	to     int
+	gone   bool // the member left or stopped in it
+	left   bool
+	worker *worker
+}
+
+type effectKind uint8
+
+const (
+	efPush      effectKind = iota // queue e at at
+	efLocal                       // a wake-up queued within the window: local[n]
+	efOneWay                      // a datagram's one-way delay at
+	efSubmitted                   // command key submitted
+	efStepped                     // the member stepped frame n with hashes fh
+	efExecuted                    // the member executed keys[n:n2]
+)
+
+type effect struct {
+	kind effectKind
+	at   time.Duration
+	e    *event
+	n    int
+	n2   int
+	key  commandKey
+	fh   frameHashes
+}
+
+// localEvent is an event a member queued for itself within the window.
+type localEvent struct {
+	at  time.Duration
+	e   *event
+	rec int // the record of its handling once handled
+	seq uint64
+}
+
+// windowsFor returns the scheme's state for the run, or nil when it does
+// not apply (see Config.Windows).
+func (h *harness) windowsFor(frame time.Duration) *windows {
+	c := &h.cfg
+	if !c.Windows || h.parallel() || h.streams != nil || h.archive != nil || c.Spectators > 0 || c.Tamper != nil ||
+		c.OnStep != nil || c.OnEvent != nil || c.OnStatement != nil || c.OnReceive != nil || c.OnSpectator != nil || c.StallTo > 0 {
+		return nil
+	}
+	w := &windows{span: time.Duration(math.MaxInt64)}
+	for _, ph := range c.Profile.Phases {
+		w.span = min(w.span, ph.Latency)
+	}
+	w.span = min(w.span, frame)
+	if w.span <= time.Millisecond {
+		return nil
+	}
+	for _, f := range c.Faults {
+		switch f.Kind {
+		case FaultMute, FaultStorm, FaultPerturb, FaultRejoin, FaultJoin:
+			return nil
+		}
+		w.faults = append(w.faults, time.Duration(f.Frame)*frame)
+	}
+	slices.Sort(w.faults)
+	w.last = time.Duration(c.Frames-1)*frame - windowEnd
+	n := max(1, min(runtime.GOMAXPROCS(0), len(h.members)))
+	for range n {
+		w.workers = append(w.workers, &worker{h: h})
+	}
+	for i, m := range h.members {
+		wk := w.workers[i%n]
+		wk.members = append(wk.members, m)
+	}
+	return w
+}
+
+// window runs the next window if one applies now, and reports whether it
+// did; scheduleCommands is the run's, called as the run in turn calls it
+// before each event. It returns done when the run ended within the window
+// (every member left or stopped).
+func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Duration)) (ran, done bool) {
+	w := h.win
+	start, ok := h.net.Next()
+	if !ok {
+		return false, false
+	}
+	end := min(start+w.span, w.last, maxTime+1)
+	if i, found := slices.BinarySearch(w.faults, start); found || i < len(w.faults) {
+		end = min(end, w.faults[i])
+	}
+	if start < h.splitTo {
+		end = min(end, h.splitTo)
+	}
+	if end <= start || h.net.Len() < minWindowEvents {
+		return false, false
+	}
+	// Hand each member the events queued for it in the window, in the
+	// queue's order.
+	n := 0
+	for {
+		at, ok := h.net.Next()
+		if !ok || at >= end {
+			break
+		}
+		at, seq, e, _ := h.net.PopSeq()
+		m := h.members[e.to]
+		m.win = append(m.win, localEvent{at: at, e: e, seq: seq})
+		n++
+	}
+	for _, wk := range w.workers {
+		wk.end = end
+	}
+	prev := h.now
+	h.now = start // apart reads it: no partition begins or ends within the window
+	var wg sync.WaitGroup
+	for _, wk := range w.workers[1:] {
+		wg.Go(wk.run)
+	}
+	w.workers[0].run()
+	wg.Wait()
+	for _, wk := range w.workers {
+		if wk.err != nil {
+			panic(wk.err)
+		}
+	}
+	h.now = prev
+	h.res.windows++
+	return true, h.merge(scheduleCommands)
+}
+
+// run handles its members' events of the window, member after member.
+func (wk *worker) run() {
+	defer func() {
+		if r := recover(); r != nil {
+			wk.err = r
+		}
+	}()
+	wk.recs, wk.effects, wk.keys = wk.recs[:0], wk.effects[:0], wk.keys[:0]
+	for _, m := range wk.members {
+		m.winFirst = len(wk.recs)
+		wk.cur = m
+		pre := len(m.win) // m.win[:pre] was queued before the window, in order; the rest by m within it
+		next, lo := 0, pre
+		for {
+			// The first of the events queued before the window and
+			// the wake-ups m queued within it: by time, the former
+			// first at the same time, the latter in the order queued.
+			i := -1
+			if next < pre {
+				i = next
+			}
+			for lo < len(m.win) && m.win[lo].rec >= 0 {
+				lo++
+			}
+			for j := lo; j < len(m.win); j++ {
+				if m.win[j].rec >= 0 {
+					continue
+				}
+				if i < 0 || m.win[j].at < m.win[i].at {
+					i = j
+				}
+			}
+			if i < 0 {
+				break
+			}
+			if i == next && next < pre {
+				next++
+			}
+			le := &m.win[i]
+			le.rec = len(wk.recs)
+			local := -1
+			if i >= pre {
+				local = i
+			}
+			wk.recs = append(wk.recs, record{at: le.at, seq: le.seq, local: local, m: m, from: len(wk.effects), worker: wk})
+			wk.handle(m, le.at, le.e)
+			r := &wk.recs[len(wk.recs)-1]
+			r.to = len(wk.effects)
+		}
+		m.winLast = len(wk.recs)
+	}
+}
+
+func (wk *worker) effect(ef effect) { wk.effects = append(wk.effects, ef) }
+
+// push queues e for member to at time at: within the window (a member's
+// own wake-up) on the member's local list, after it in the run's queue
+// when the merge reaches this handling.
+func (wk *worker) push(at time.Duration, e *event) {
+	if at >= wk.end {
+		wk.effect(effect{kind: efPush, at: at, e: e})
+		return
+	}
+	m := wk.cur
+	if e.kind != evWake && e.kind != evDeliver || e.to != m.slot {
+		panic(fmt.Sprintf("locksteptest: an event of kind %d for member %d within member %d's window", e.kind, e.to, m.slot))
+	}
+	m.win = append(m.win, localEvent{at: at, e: e, rec: -1})
+	wk.effect(effect{kind: efLocal, n: len(m.win) - 1})
+}
+
+// handle is one pass of Run's loop for member m's event e at time at.
+func (wk *worker) handle(m *member, at time.Duration, e *event) {
+	active := m.active() && !m.winGone
+	if e.kind == evDeliver && active && at < m.frozen {
+		if m.queued < frozenQueue {
+			m.queued++
+			wk.push(m.frozen, e)
+		} else {
+			wk.lost++
+			wk.recycle(e)
+		}
+		return
+	}
+	if !active || at < m.frozen {
+		wk.recycle(e)
+		return
+	}
+	switch e.kind {
+	case evWake:
+		if e.gen != m.wakeGen {
+			wk.recycle(e)
+			return
+		}
+	case evDeliver:
+		wk.effect(effect{kind: efOneWay, at: at - e.sent})
+		m.core.Receive(at, e.from, e.data)
+	case evSubmit:
+		if _, err := m.core.Submit(at, e.data); err != nil {
+			if !errors.Is(err, lockstep.ErrClosed) {
+				m.fail(err)
+			}
+		} else {
+			wk.effect(effect{kind: efSubmitted, key: commandKey{m.slot, uint32(m.core.Stats().Submitted - 1)}})
+		}
+	default:
+		panic(fmt.Sprintf("locksteptest: an event of kind %d within a window", e.kind))
+	}
+	wk.ready(m, at)
+	wk.recycle(e)
+}
+
+// ready is harness.ready within a window.
+func (wk *worker) ready(m *member, at time.Duration) {
+	rd := m.core.Ready(at)
+	for _, d := range rd.Datagrams {
+		wk.carry(m, at, d)
+	}
+	for _, b := range rd.Buckets {
+		wk.step(m, at, b)
+	}
+	m.events = append(m.events, rd.Events...)
+	r := &wk.recs[len(wk.recs)-1]
+	if m.core.Left() {
+		m.winGone, r.gone, r.left = true, true, true
+		return
+	}
+	if m.core.Stopped() {
+		m.winGone, r.gone = true, true
+		wk.waited(m, at)
+		return
+	}
+	if rd.Deadline != m.wakeAt || m.wakeGen == 0 {
+		m.wakeGen++
+		m.wakeAt = rd.Deadline
+		e := wk.newEvent()
+		e.kind, e.to, e.gen = evWake, m.slot, m.wakeGen
+		wk.push(rd.Deadline, e)
+	}
+}
+
+// carry is harness.carry of a datagram within a window.
+func (wk *worker) carry(m *member, at time.Duration, d lockstep.Datagram) {
+	e := wk.newEvent()
+	e.kind, e.to, e.from, e.sent = evDeliver, d.To, m.slot, at
+	e.data = append(wk.buf(), d.Data...)
+	dl := wk.h.net.Transit(at, int(m.slot), int(d.To), len(d.Data)+m.overhead)
+	if dl.Lost() {
+		wk.lost++
+		wk.recycle(e)
+		return
+	}
+	for i := range dl.Copies {
+		if i > 0 {
+			c := wk.newEvent()
+			*c = *e
+			c.data = append(wk.buf(), e.data...)
+			e = c
+		}
+		if dl.Arrival[i] < wk.end {
+			panic("locksteptest: a datagram arrives within the window it was sent in")
+		}
+		wk.effect(effect{kind: efPush, at: dl.Arrival[i], e: e})
+	}
+}
+
+// step is harness.step within a window.
+func (wk *worker) step(m *member, at time.Duration, b lockstep.Bucket) {
+	h := wk.h
+	if b.Frame != m.stepped+1 {
+		panic(fmt.Sprintf("locksteptest: member %d got frame %d after %d", m.slot, b.Frame, m.stepped))
+	}
+	wk.waited(m, at)
+	m.sim.Step(b.Frame, b.Commands)
+	m.stepped = b.Frame
+	if b.Frame%10 == 0 {
+		_, bytes, buffered := m.core.Held()
+		m.peakHeld = max(m.peakHeld, bytes+buffered*m.core.Config().MaxCommandSize)
+	}
+	input := lockstep.InputHash(b.Frame, b.Commands)
+	state := m.sim.Hash()
+	wk.effect(effect{kind: efStepped, n: int(b.Frame), fh: frameHashes{input: input, state: state}})
+	m.sections = m.sections[:0]
+	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
+		m.sections = sh.SectionHashes(m.sections)
+	}
+	m.core.Stepped(b.Frame, state, m.sections)
+	if b.Frame <= bucket.Frame(h.cfg.Frames-1) {
+		m.final = state
+	}
+	if len(b.Commands) > 0 {
+		from := len(wk.keys)
+		for _, c := range b.Commands {
+			wk.keys = append(wk.keys, commandKey{c.Slot, c.Seq})
+		}
+		wk.effect(effect{kind: efExecuted, n: from, n2: len(wk.keys)})
+	}
+}
+
+func (wk *worker) waited(m *member, at time.Duration) {
+	if m.stepped >= 0 {
+		m.maxWait = max(m.maxWait, at-max(m.lastStep, m.frozen, wk.h.lastFault))
+	}
+	m.lastStep = at
+}
+
+func (wk *worker) recycle(e *event) {
+	if e.kind == evDeliver {
+		wk.bufs = append(wk.bufs, e.data[:0])
+	}
+	*e = event{}
+	wk.free = append(wk.free, e)
+}
+
+func (wk *worker) newEvent() *event {
+	if n := len(wk.free); n > 0 {
+		e := wk.free[n-1]
+		wk.free = wk.free[:n-1]
+		return e
+	}
+	return &event{}
+}
+
+func (wk *worker) buf() []byte {
+	n := len(wk.bufs)
+	if n == 0 {
+		return nil
+	}
+	b := wk.bufs[n-1]
+	wk.bufs = wk.bufs[:n-1]
+	return b
+}
+
+// merge carries out what the window's handlings did to the rest of the run,
+// in the order the run in turn would have handled them, and reports whether
+// the run ended within the window.
+func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
+	w := h.win
+	w.heads = w.heads[:0]
+	for _, wk := range w.workers {
+		for _, m := range wk.members {
+			if m.winFirst < m.winLast {
+				w.heads = append(w.heads, head{wk: wk, i: m.winFirst, m: m})
+			}
+		}
+		h.res.Lost += wk.lost
+		wk.lost = 0
+	}
+	heap.Init(&w.heads)
+	done := false
+	for len(w.heads) > 0 {
+		hd := &w.heads[0]
+		r := &hd.wk.recs[hd.i]
+		if !done {
+			scheduleCommands(h.now)
+			h.now = r.at
+			done = h.apply(r)
+		}
+		hd.i++
+		if hd.i == hd.m.winLast {
+			heap.Pop(&w.heads)
+		} else {
+			nr := &hd.wk.recs[hd.i]
+			if nr.local >= 0 {
+				nr.seq = hd.m.win[nr.local].seq
+			}
+			heap.Fix(&w.heads, 0)
+		}
+	}
+	for _, m := range h.members {
+		m.win = m.win[:0]
+	}
+	return done
+}
+
+// apply carries out record r's effects and reports whether the run ended
+// with it.
+func (h *harness) apply(r *record) bool {
+	w, m, wk := h.win, r.m, r.worker
+	for _, ef := range wk.effects[r.from:r.to] {
+		switch ef.kind {
+		case efPush:
+			h.schedule(ef.at, ef.e)
+		case efLocal:
+			// Queued after everything queued before the window, in
+			// the order the run in turn would have queued it.
+			m.win[ef.n].seq = 1<<63 | w.counter
+			w.counter++
+		case efOneWay:
+			h.res.addOneWay(ef.at, h.cfg.KeepSamples)
+		case efSubmitted:
+			p := &pending{submitted: h.now, executed: make([]time.Duration, h.cfg.Members)}
+			for i := range p.executed {
+				p.executed[i] = -1
+			}
+			h.cmds[ef.key] = p
+		case efStepped:
+			h.history.step(m.slot, bucket.Frame(ef.n), ef.fh)
+		case efExecuted:
+			for _, k := range wk.keys[ef.n:ef.n2] {
+				if p := h.cmds[k]; p != nil {
+					p.executed[m.slot] = h.now
+					if h.completed(p) {
+						delete(h.cmds, k)
+					}
+				}
+			}
+		}
+	}
+	if !r.gone {
+		return false
+	}
+	m.winGone = false
+	if r.left {
+		m.left = true
+	} else {
+		m.stopped = true
+	}
+	return h.done()
+}
+
+// head is a member's next record in the merge.
+type head struct {
+	wk *worker
+	i  int
+	m  *member
+}
+
+type mergeHeap []head
+
+func (q mergeHeap) Len() int { return len(q) }
+func (q mergeHeap) Less(i, j int) bool {
+	a, b := &q[i].wk.recs[q[i].i], &q[j].wk.recs[q[j].i]
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+func (q mergeHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *mergeHeap) Push(x any)   { *q = append(*q, x.(head)) }
+func (q *mergeHeap) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,98 @@
+package locksteptest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+	"github.com/phalanx-net/phalanx/netsim"
+)
+
+// Running the members' cores side by side within windows gives the same
+// run as in turn: the same result, member for member, over a few seeds and
+// profiles, with and without faults (a freeze, a partition, a kill, a
+// leave; on the modem profile they leave every member in a minority, and
+// the run ends when the last stops), signed and unsigned.
+func TestWindowsChangeNothing(t *testing.T) {
+	faults := []Fault{
+		{Kind: FaultFreeze, Slot: 1, Frame: 60, Duration: 400 * time.Millisecond},
+		{Kind: FaultPartition, Frame: 120, Duration: 300 * time.Millisecond},
+		{Kind: FaultKill, Slot: 4, Frame: 200},
+		{Kind: FaultLeave, Slot: 2, Frame: 240},
+	}
+	for _, c := range []struct {
+		profile  string
+		members  int
+		seed     uint64
+		faulty   bool
+		unsigned bool
+		stopped  bool // every member stops
+	}{
+		{"broadband", 10, 1, false, false, false},
+		{"bad", 6, 2, true, false, false},
+		{"bad", 6, 3, false, true, false},
+		{"intercontinental", 5, 4, true, true, false},
+		{"modem", 8, 5, true, false, true},
+	} {
+		p, err := netsim.Named(c.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(windows bool) *Result {
+			cfg := Config{
+				Members: c.members, Frames: 260, Seed: c.seed, Profile: p,
+				NewSim:   func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
+				Commands: commandsEvery(3),
+				Unsigned: c.unsigned,
+				Windows:  windows,
+			}
+			if c.faulty {
+				cfg.Faults = faults
+			}
+			res, err := Run(cfg)
+			if err != nil {
+				t.Fatalf("%+v, windows %v: %v", c, windows, err)
+			}
+			return res
+		}
+		inTurn, side := run(false), run(true)
+		if inTurn.windows != 0 || side.windows < 100 {
+			t.Fatalf("%+v: %d and %d windows", c, inTurn.windows, side.windows)
+		}
+		side.windows = 0
+		if !reflect.DeepEqual(inTurn, side) {
+			t.Errorf("%+v: the results differ:\nin turn %+v\nwindows %+v", c, inTurn.Members, side.Members)
+		}
+		if inTurn.Commands() == 0 || c.stopped != (len(inTurn.Survivors) == 0) || !c.stopped && len(inTurn.Survivors) < c.members-2 {
+			t.Fatalf("%+v: %d commands, survivors %v", c, inTurn.Commands(), inTurn.Survivors)
+		}
+	}
+}
+
+// Whatever reads the run as it goes or is shared between members keeps it
+// in turn.
+func TestWindowsOnlyWhereSafe(t *testing.T) {
+	p, err := netsim.Named("broadband")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, cfg := range map[string]Config{
+		"Parallel":  {Parallel: true},
+		"OnReceive": {OnReceive: func(time.Duration, bucket.Slot, bucket.Slot, []byte) {}},
+		"storm":     {Faults: []Fault{{Kind: FaultStorm}}},
+		"mute":      {Faults: []Fault{{Kind: FaultMute}}},
+		"stream":    {Transport: TransportStream},
+	} {
+		cfg.Windows, cfg.Members, cfg.Frames, cfg.Profile = true, 4, 100, p
+		cfg.NewSim = func(bucket.Slot) lockstep.Simulation { return &NullSim{} }
+		res, err := Run(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.windows != 0 {
+			t.Errorf("%s: %d windows run side by side", name, res.windows)
+		}
+	}
+}

@@ -201,7 +201,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		}
 		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
 		if seq >= s.Next() {
-			cmd.Payload = append([]byte(nil), wc.Payload...)
+			cmd.Payload = c.keepPayload(wc.Payload)
 		}
 		if _, err := s.Insert(cmd); err != nil {
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d: %v", seq, m, err))

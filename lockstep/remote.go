@@ -107,6 +107,11 @@ type remote struct {
 	cpFrame bucket.Frame
 	cpSends int
 
+	// The first checkpoint known to differ from it, or -1: every datagram
+	// to it reads it (desync.go, detailFor); the rest of the search is in
+	// the cold part below.
+	mismatch bucket.Frame
+
 	// Measurements.
 	srtt, rttvar time.Duration
 	rttN         int
@@ -134,7 +139,6 @@ type remote struct {
 	// Desync search (desync.go).
 	checkpoints      [8]wire.HashReport
 	agreed           bucket.Frame // newest frame known to agree with it
-	mismatch         bucket.Frame // first checkpoint known to differ, or -1
 	found            bucket.Frame // first divergent frame, or -1
 	foundAt          time.Duration
 	inputsDiffer     bool

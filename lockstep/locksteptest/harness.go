@@ -56,6 +56,7 @@ type member struct {
 	// in its worker's log, and whether it left or stopped in the window
 	// (made known to the rest of the run as the merge reaches it).
 	win               []localEvent
+	winWorker         *worker
 	winFirst, winLast int
 	winGone           bool
 }
@@ -230,7 +231,9 @@ func Run(cfg Config) (*Result, error) {
 			}
 		}
 	}
-	h.win = h.windowsFor(frame)
+	if h.win = h.windowsFor(frame); h.win != nil {
+		defer h.win.running.Wait()
+	}
 	for {
 		scheduleCommands(bucket.Frame(h.now/frame) + 2)
 		if h.specs == nil && cfg.Spectators > 0 && h.now >= time.Duration(cfg.SpectatorsFrom)*frame {

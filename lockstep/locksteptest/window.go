@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -51,6 +52,8 @@ type windows struct {
 	faults  []time.Duration // the faults' times, sorted
 	last    time.Duration   // windows end before it
 	workers []*worker
+	todo    []*member      // the members with events in this window
+	running sync.WaitGroup // the workers' goroutines, waited for when Run ends
 	heads   mergeHeap
 	counter uint64 // orders the wake-ups queued within windows (merge)
 }
@@ -60,8 +63,7 @@ type windows struct {
 type worker struct {
 	h       *harness
 	end     time.Duration // the window's end
-	members []*member     // those it handles
-	cur     *member       // the one it handles now
+	cur     *member       // the member it handles now
 	recs    []record      // this window's handlings, member after member
 	effects []effect
 	keys    []commandKey
@@ -138,13 +140,8 @@ func (h *harness) windowsFor(frame time.Duration) *windows {
 	}
 	slices.Sort(w.faults)
 	w.last = time.Duration(c.Frames-1)*frame - windowEnd
-	n := max(1, min(runtime.GOMAXPROCS(0), len(h.members)))
-	for range n {
+	for range max(1, min(runtime.GOMAXPROCS(0), len(h.members))) {
 		w.workers = append(w.workers, &worker{h: h})
-	}
-	for i, m := range h.members {
-		wk := w.workers[i%n]
-		wk.members = append(wk.members, m)
 	}
 	return w
 }
@@ -179,20 +176,29 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 		}
 		at, seq, e, _ := h.net.PopSeq()
 		m := h.members[e.to]
+		if len(m.win) == 0 {
+			w.todo = append(w.todo, m)
+		}
 		m.win = append(m.win, localEvent{at: at, e: e, seq: seq})
 		n++
 	}
 	for _, wk := range w.workers {
 		wk.end = end
+		wk.recs, wk.effects, wk.keys = wk.recs[:0], wk.effects[:0], wk.keys[:0]
 	}
 	prev := h.now
 	h.now = start // apart reads it: no partition begins or ends within the window
-	var wg sync.WaitGroup
+	// The members go to whichever worker asks first: a worker the
+	// scheduler starts late (the machine is busy) finds the work done
+	// rather than holding the window up.
+	c := &claims{todo: w.todo, n: int32(len(w.todo)), finished: make(chan struct{})}
 	for _, wk := range w.workers[1:] {
-		wg.Go(wk.run)
+		w.running.Go(func() { wk.run(c) })
 	}
-	w.workers[0].run()
-	wg.Wait()
+	w.workers[0].run(c)
+	if c.done.Load() < c.n {
+		<-c.finished
+	}
 	for _, wk := range w.workers {
 		if wk.err != nil {
 			panic(wk.err)
@@ -203,57 +209,81 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 	return true, h.merge(scheduleCommands)
 }
 
-// run handles its members' events of the window, member after member.
-func (wk *worker) run() {
+// claims hands one window's members to the workers.
+type claims struct {
+	todo     []*member
+	n        int32
+	next     atomic.Int32 // the next member to hand out
+	done     atomic.Int32 // the members handled
+	finished chan struct{}
+}
+
+// run handles members of the window, one at a time, until none is left.
+// It touches the worker only once it has a member: a goroutine started for
+// an earlier window that ran late finds that window's members all handed
+// out.
+func (wk *worker) run(c *claims) {
+	for {
+		i := c.next.Add(1) - 1
+		if i >= c.n {
+			return
+		}
+		wk.member(c.todo[i])
+		if c.done.Add(1) == c.n {
+			close(c.finished)
+		}
+	}
+}
+
+// member handles m's events of the window in order.
+func (wk *worker) member(m *member) {
 	defer func() {
 		if r := recover(); r != nil {
 			wk.err = r
 		}
 	}()
-	wk.recs, wk.effects, wk.keys = wk.recs[:0], wk.effects[:0], wk.keys[:0]
-	for _, m := range wk.members {
-		m.winFirst = len(wk.recs)
-		wk.cur = m
-		pre := len(m.win) // m.win[:pre] was queued before the window, in order; the rest by m within it
-		next, lo := 0, pre
-		for {
-			// The first of the events queued before the window and
-			// the wake-ups m queued within it: by time, the former
-			// first at the same time, the latter in the order queued.
-			i := -1
-			if next < pre {
-				i = next
-			}
-			for lo < len(m.win) && m.win[lo].rec >= 0 {
-				lo++
-			}
-			for j := lo; j < len(m.win); j++ {
-				if m.win[j].rec >= 0 {
-					continue
-				}
-				if i < 0 || m.win[j].at < m.win[i].at {
-					i = j
-				}
-			}
-			if i < 0 {
-				break
-			}
-			if i == next && next < pre {
-				next++
-			}
-			le := &m.win[i]
-			le.rec = len(wk.recs)
-			local := -1
-			if i >= pre {
-				local = i
-			}
-			wk.recs = append(wk.recs, record{at: le.at, seq: le.seq, local: local, m: m, from: len(wk.effects), worker: wk})
-			wk.handle(m, le.at, le.e)
-			r := &wk.recs[len(wk.recs)-1]
-			r.to = len(wk.effects)
+	m.winWorker = wk
+	m.winFirst = len(wk.recs)
+	wk.cur = m
+	pre := len(m.win) // m.win[:pre] was queued before the window, in order; the rest by m within it
+	next, lo := 0, pre
+	for {
+		// The first of the events queued before the window and
+		// the wake-ups m queued within it: by time, the former
+		// first at the same time, the latter in the order queued.
+		i := -1
+		if next < pre {
+			i = next
 		}
-		m.winLast = len(wk.recs)
+		for lo < len(m.win) && m.win[lo].rec >= 0 {
+			lo++
+		}
+		for j := lo; j < len(m.win); j++ {
+			if m.win[j].rec >= 0 {
+				continue
+			}
+			if i < 0 || m.win[j].at < m.win[i].at {
+				i = j
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if i == next && next < pre {
+			next++
+		}
+		le := &m.win[i]
+		le.rec = len(wk.recs)
+		local := -1
+		if i >= pre {
+			local = i
+		}
+		wk.recs = append(wk.recs, record{at: le.at, seq: le.seq, local: local, m: m, from: len(wk.effects), worker: wk})
+		wk.handle(m, le.at, le.e)
+		r := &wk.recs[len(wk.recs)-1]
+		r.to = len(wk.effects)
 	}
+	m.winLast = len(wk.recs)
 }
 
 func (wk *worker) effect(ef effect) { wk.effects = append(wk.effects, ef) }
@@ -442,12 +472,13 @@ func (wk *worker) buf() []byte {
 func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
 	w := h.win
 	w.heads = w.heads[:0]
-	for _, wk := range w.workers {
-		for _, m := range wk.members {
-			if m.winFirst < m.winLast {
-				w.heads = append(w.heads, head{wk: wk, i: m.winFirst, m: m})
-			}
+	for _, m := range w.todo {
+		if wk := m.winWorker; m.winFirst < m.winLast {
+			r := &wk.recs[m.winFirst]
+			w.heads = append(w.heads, head{at: r.at, seq: r.seq, wk: wk, i: m.winFirst, m: m})
 		}
+	}
+	for _, wk := range w.workers {
 		h.res.Lost += wk.lost
 		wk.lost = 0
 	}
@@ -469,12 +500,14 @@ func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
 			if nr.local >= 0 {
 				nr.seq = hd.m.win[nr.local].seq
 			}
+			hd.at, hd.seq = nr.at, nr.seq
 			heap.Fix(&w.heads, 0)
 		}
 	}
-	for _, m := range h.members {
+	for _, m := range w.todo {
 		m.win = m.win[:0]
 	}
+	w.todo = w.todo[:0]
 	return done
 }
 
@@ -524,18 +557,20 @@ func (h *harness) apply(r *record) bool {
 	return h.done()
 }
 
-// head is a member's next record in the merge.
+// head is a member's next record in the merge, and its time and place.
 type head struct {
-	wk *worker
-	i  int
-	m  *member
+	at  time.Duration
+	seq uint64
+	wk  *worker
+	i   int
+	m   *member
 }
 
 type mergeHeap []head
 
 func (q mergeHeap) Len() int { return len(q) }
 func (q mergeHeap) Less(i, j int) bool {
-	a, b := &q[i].wk.recs[q[i].i], &q[j].wk.recs[q[j].i]
+	a, b := &q[i], &q[j]
 	return a.at < b.at || a.at == b.at && a.seq < b.seq
 }
 func (q mergeHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }

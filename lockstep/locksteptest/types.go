@@ -189,6 +189,7 @@ type Result struct {
 
 	latency, oneWay quantile.Sketch // nanoseconds
 	windows         int             // windows run side by side (Config.Windows), for the tests
+	endedInWindow   bool            // the run ended within a window (every member stopped), for the tests
 }
 
 // Commands returns how many commands have a latency: those executed on

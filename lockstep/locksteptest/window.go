@@ -491,6 +491,7 @@ func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
 			scheduleCommands(h.now)
 			h.now = r.at
 			done = h.apply(r)
+			h.res.endedInWindow = done
 		}
 		hd.i++
 		if hd.i == hd.m.winLast {

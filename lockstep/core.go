@@ -89,28 +89,30 @@ type Core struct {
 	trimFinal  uint64
 	acksGrew   bool
 	timeoutsAt time.Duration // when checkTimeouts runs next
+	sendKnown  bool          // sendAt holds for the live members sendMask:
+	sendMask   uint64        // no member is due a datagram before sendAt
+	sendAt     time.Duration // (send, markUrgent, touched)
+	tokens     int64         // budget tokens in byte-nanoseconds per second
+	refilled   time.Duration // when tokens were last refilled
+	sendNext   int           // the slot whose turn to be sent to comes first (send)
+	stmtOutAt  time.Duration // when a datagram last carried our statement (statementRoom)
+	sealsBuf   []wire.HeldSeal
+	leadHist   [8]leadChange // our recent leads (noteLead)
+	levelled   bool          // a tight budget's lead has had its first level (tightBand)
+	leadN      int
+	waits      *delay.Samples
+	lastPolicy time.Duration
+	late       *delay.Tail   // how late every other member's datagrams' news reached us (addLateness), over lateBlocks × lateBlock
+	lateFast   time.Duration // moving average of the newest samples of late (addLateness)
+	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
+	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
+
 	// No timeout can run out before timeoutsFrom while the members
 	// listened to are timeoutsMask and Config.Start is timeoutsStart
 	// (checkTimeouts): until then Ready skips the walk.
 	timeoutsFrom  time.Duration
 	timeoutsMask  uint64
 	timeoutsStart time.Duration
-	sendKnown     bool          // sendAt holds for the live members sendMask:
-	sendMask      uint64        // no member is due a datagram before sendAt
-	sendAt        time.Duration // (send, markUrgent, touched)
-	tokens        int64         // budget tokens in byte-nanoseconds per second
-	refilled      time.Duration // when tokens were last refilled
-	sendNext      int           // the slot whose turn to be sent to comes first (send)
-	stmtOutAt     time.Duration // when a datagram last carried our statement (statementRoom)
-	sealsBuf      []wire.HeldSeal
-	leadHist      [8]leadChange // our recent leads (noteLead)
-	leadN         int
-	waits         *delay.Samples
-	lastPolicy    time.Duration
-	late          *delay.Tail   // how late every other member's datagrams' news reached us (addLateness), over lateBlocks × lateBlock
-	lateFast      time.Duration // moving average of the newest samples of late (addLateness)
-	waitHold      time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
-	lateReport    time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 
 	stats Stats
 

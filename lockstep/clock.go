@@ -178,13 +178,17 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 		c.lateFast = d
 	}
 	c.lateFast += (d - c.lateFast) / lateFastSamples
-	if c.late.Len(now) >= 4*minLateSamples {
+	if c.late.Len(now) >= lateShiftSamples {
 		if m := c.late.Mean(now); c.lateFast > 2*m+lateShift || c.lateFast < m/2-lateShift {
 			c.late.Forget()
 		}
 	}
 	c.late.Add(now, d, candidate)
 }
+
+// lateShiftSamples is how many samples the window of lateness must hold
+// before a shift of the newest ones forgets the older (addLateness).
+const lateShiftSamples = 800
 
 // maxSkippedSamples bounds the samples one arrival adds for the datagrams
 // it skipped, so a long outage does not flush the whole window at once.

@@ -38,7 +38,6 @@ type remote struct {
 	pendingAt time.Duration
 	lossSeen  bool // a datagram on the path between us was lost, lossAt when we saw it (send.go, lossy)
 	lossAt    time.Duration
-	firstSend time.Duration // when we first sent it a datagram
 
 	// Receiving from it.
 	heard       bool
@@ -159,9 +158,6 @@ func (r *remote) recordSend(now time.Duration) uint16 {
 	r.sentAt[n%sentRing] = now
 	r.sentNum[n%sentRing] = n
 	r.lastSend = now
-	if !r.sent {
-		r.firstSend = now
-	}
 	r.sent = true
 	return n
 }
@@ -258,8 +254,10 @@ func (r *remote) clockKey() time.Duration { return r.bestOff + r.minRTT()/2 }
 
 // minLateSamples is how many samples of lateness it takes before we report
 // any: the first full set of reports replaces the starting lead at once, so
-// it should see more than the few datagrams of the first second.
-const minLateSamples = 200
+// it should see more than the few datagrams of the first second. (It was
+// 200 while every datagram with news went out twice, its copy 5 ms later;
+// copies go only on paths that lost, so 100 are about as many seals.)
+const minLateSamples = 100
 
 // The tail of lateness our reports come from (Core.late): lateBlocks blocks
 // of lateBlock each (40 s in all), keeping the lateKeep worst samples of

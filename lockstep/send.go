@@ -33,21 +33,19 @@ func (c *Core) needsRepeat(r *remote) bool {
 }
 
 // lossMemory is how long a path that lost a datagram gets the second copy
-// of each datagram with news (Config.SealRepeat); a path that lost nothing
-// for this long, since we first sent on it, is sent each datagram once. It
-// is long: under the adaptive lead a lost seal without its copy stalls the
-// receiver, and at a loss rate of one in a thousand (broadband) a path is
-// now and then clean for a minute or two, then loses one: two minutes of
-// memory tripled broadband's stalls over an hour (docs/benchmarks.md).
+// of each datagram with news (Config.SealRepeat); a path that has lost
+// nothing yet, or nothing for this long, is sent each datagram once. A
+// clean path's first lost seal then stalls its receiver (now and then on
+// broadband, which loses one datagram in a thousand), but a lossless one
+// (lan, or a real network on a good day) never pays for copies. The memory
+// is long: at one loss in a thousand a path is now and then clean for a
+// minute or two before it loses again, and a memory of one minute stalled
+// broadband a third more than five minutes (docs/benchmarks.md).
 const lossMemory = 5 * time.Minute
 
-// lossy reports whether the path to r lost a datagram within lossMemory, or
-// has not been watched that long yet.
+// lossy reports whether the path to r lost a datagram within lossMemory.
 func (r *remote) lossy(now time.Duration) bool {
-	if r.lossSeen {
-		return now-r.lossAt < lossMemory
-	}
-	return now-r.firstSend < lossMemory
+	return r.lossSeen && now-r.lossAt < lossMemory
 }
 
 // due reports whether a datagram should go to r now, and if not, when.

@@ -379,7 +379,7 @@ func TestEquivocationIsAnInputDesync(t *testing.T) {
 // the desync detection names it: the lie is caught, not undone.
 func TestUnsignedLieIsASignatureViolation(t *testing.T) {
 	const liar, victim = 2, 0
-	res := runFaults(t, "broadband", 4, 300, 5, nil, lie(liar, victim, 6*time.Second, func(p *wire.Packet) {
+	res := runFaults(t, "broadband", 4, 300, 5, nil, lie(liar, victim, 5*time.Second, func(p *wire.Packet) {
 		for i := range p.Commands {
 			p.Commands[i].Payload = []byte("what only member 0 hears")
 		}

@@ -38,12 +38,12 @@ func (r *recorder) note(ps ...[]byte) {
 }
 
 func (r *recorder) WriteTo(b []byte, _ net.Addr) (int, error) { r.note(b); return len(b), nil }
-func (r *recorder) ReadFrom([]byte) (int, net.Addr, error)     { return 0, nil, net.ErrClosed }
-func (r *recorder) Close() error                               { return nil }
-func (r *recorder) LocalAddr() net.Addr                        { return &net.UDPAddr{} }
-func (r *recorder) SetDeadline(time.Time) error                { return nil }
-func (r *recorder) SetReadDeadline(time.Time) error            { return nil }
-func (r *recorder) SetWriteDeadline(time.Time) error           { return nil }
+func (r *recorder) ReadFrom([]byte) (int, net.Addr, error)    { return 0, nil, net.ErrClosed }
+func (r *recorder) Close() error                              { return nil }
+func (r *recorder) LocalAddr() net.Addr                       { return &net.UDPAddr{} }
+func (r *recorder) SetDeadline(time.Time) error               { return nil }
+func (r *recorder) SetReadDeadline(time.Time) error           { return nil }
+func (r *recorder) SetWriteDeadline(time.Time) error          { return nil }
 
 // batchRecorder is a recorder that writes batches in one call.
 type batchRecorder struct{ *recorder }

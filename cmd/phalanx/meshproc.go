@@ -59,8 +59,9 @@ func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []s
 // idle by a packet or a timer, makes a system call; it backs off to every
 // 10 ms instead. That halves a member's context switches. The interval,
 // the largest the runtime takes (about 24.8 days of monotonic clock),
-// keeps the scheduler's trace line from being printed (once, at start,
-// on a machine up longer than that).
+// keeps the scheduler's trace line from being printed but on a machine up
+// longer than that (once at start, then at that interval); a fatal error
+// also prints the scheduler's state.
 const memberSchedtrace = "schedtrace=2147483647"
 
 // memberEnv returns env with memberSchedtrace added to GODEBUG, unless

@@ -306,10 +306,17 @@ func (c *Core) tightBand(lag time.Duration) time.Duration {
 // spreads over a few frames, and a lead that follows it in half frames
 // moves among three or four values: the p95 of the commands follows its
 // highest, the stalls its lowest, and a fixed delay between them beats it
-// on both. Whole frames, a lower one only after 800 frames (40 s, the
-// window of lateness) asking for it, and the lateness all but half the
-// usual share stayed within (updatePolicy), keep it on one value.
+// on both. Whole frames, a lower one only after tightShrinkAfter frames
+// asking for it, and the lateness all but half the usual share stayed
+// within (updatePolicy), keep it on one value.
 func (c *Core) tightLead() {
 	c.lead.Policy.Step = c.cfg.Frame
-	c.lead.Policy.ShrinkAfter = 800
+	c.lead.Policy.ShrinkAfter = tightShrinkAfter
 }
+
+// tightShrinkAfter is how many frames in a row (80 s at 20 Hz, two windows
+// of lateness) must ask for a lower lead under a tight budget before it
+// falls. After one window (800 frames), a spell of lower lateness that
+// lasted a window took the lead a frame down late in a session, where it
+// stalled as often as a fixed delay of that lead without its p95.
+const tightShrinkAfter = 1600

@@ -58,4 +58,16 @@ func TestTightBand(t *testing.T) {
 			t.Errorf("report %v: lead %v, want %v", step.report, got, step.lead)
 		}
 	}
+	// A report half a step below the level under the lead asks for it, two
+	// windows of lateness (80 s at 20 Hz) in a row before the lead falls.
+	for range 1599 {
+		c.lead.Update(c.tightBand(400*ms), 0)
+	}
+	if got := c.lead.Duration(); got != 500*ms {
+		t.Errorf("after 1,599 frames asking for less: lead %v, want 500ms", got)
+	}
+	c.lead.Update(c.tightBand(400*ms), 0)
+	if got := c.lead.Duration(); got != 450*ms {
+		t.Errorf("after 1,600 frames asking for less: lead %v, want 450ms", got)
+	}
 }

@@ -43,7 +43,8 @@ func (c *Core) needsRepeat(r *remote) bool {
 // broadband a third more than five minutes (docs/benchmarks.md).
 const lossMemory = 5 * time.Minute
 
-// lossy reports whether the path to r lost a datagram within lossMemory.
+// lossy reports whether the path to r lost a datagram within lossMemory
+// (as we saw it, or as r's copies tell: copySeen).
 func (r *remote) lossy(now time.Duration) bool {
 	return r.lossSeen && now-r.lossAt < lossMemory
 }

@@ -317,6 +317,9 @@ func (c *Core) updatePolicy(now time.Duration) {
 	wait := c.waitHold + max(c.cfg.SealRepeat, 0)
 	if c.tight() {
 		wait = 0 // the seals' lateness includes their wait (sealReached)
+		if !partial {
+			lag = c.tightBand(lag)
+		}
 	}
 	if partial {
 		c.lead.Raise(lag, wait)

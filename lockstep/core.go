@@ -97,6 +97,7 @@ type Core struct {
 	stmtOutAt  time.Duration // when a datagram last carried our statement (statementRoom)
 	sealsBuf   []wire.HeldSeal
 	leadHist   [8]leadChange // our recent leads (noteLead)
+	levelled   bool          // a tight budget's lead has had its first level (tightBand)
 	leadN      int
 	waits      *delay.Samples
 	lastPolicy time.Duration

@@ -11,9 +11,11 @@ import (
 //
 // When Config.Budget cannot carry a datagram a frame to every other member
 // (tight), datagrams go out one at a time in rounds over the members, as
-// the budget refills (send), each as small as it can be: a checkpoint goes
-// once to each member, our statement in at most one datagram per
-// budgetStatementGap, and no second copy follows a datagram with news.
+// the budget refills (send), each as small as it can be: only every
+// tightHashEvery-th checkpoint goes out, once to each member, our
+// statement in at most one datagram per budgetStatementGap, the echo in
+// every tightEchoEvery-th datagram to a member, and no second copy follows
+// a datagram with news.
 // What covers a lost datagram instead is that every datagram carries the
 // seals its sender holds of the other members (heldSeals): a seal lost on
 // its direct path arrives by another member's next datagram. The lead then
@@ -40,7 +42,7 @@ func (c *Core) tight() bool {
 // checkpointSends returns how many datagrams to a member carry each
 // checkpoint: checkpointSends, or one under a tight budget, where every
 // byte delays the next seal (a lost one is not repaired: the next
-// checkpoint follows HashInterval frames later).
+// checkpoint follows tightHashEvery intervals later).
 func (c *Core) checkpointSends() int {
 	if c.tight() {
 		return 1
@@ -48,9 +50,42 @@ func (c *Core) checkpointSends() int {
 	return checkpointSends
 }
 
+// tightHashEvery is, under a tight budget, which checkpoints go out: those
+// of every tightHashEvery-th hash interval (every 2 s at the default 10
+// frames and 20 Hz). A checkpoint costs 19 bytes, and at one every interval
+// to each member it rode in two of five datagrams; a desync is then found
+// up to that much later.
+const tightHashEvery = 4
+
+// checkpointDue reports whether our current checkpoint goes out at all:
+// always, or under a tight budget only every tightHashEvery-th.
+func (c *Core) checkpointDue() bool {
+	return !c.tight() || c.checkpoint.Frame%bucket.Frame(tightHashEvery*c.cfg.HashInterval) == 0
+}
+
+// tightEchoEvery is, under a tight budget, how many datagrams to a member
+// carry one echo (3–4 bytes): the round trip it measures paces repeats,
+// which a tight budget's rounds pace instead.
+const tightEchoEvery = 4
+
+// tightEchoFirst is how many datagrams to a member carry an echo each
+// before only every tightEchoEvery-th does: the lead follows the reports
+// only once every path's round trip is measured (updatePolicy), and with an
+// echo in every fourth datagram from the start the members' leads left the
+// start lead seconds apart, each measuring the others' seals against its
+// own lead.
+const tightEchoFirst = 32
+
+// echoDue reports whether the datagram numbered n to a member that we have
+// heard carries an echo.
+func (c *Core) echoDue(n uint16) bool {
+	return !c.tight() || n < tightEchoFirst || n%tightEchoEvery == 0
+}
+
 // budgetStatementGap is, under a tight budget, the shortest gap between two
-// datagrams that carry our statement (to any members).
-const budgetStatementGap = 250 * time.Millisecond
+// datagrams that carry our statement (to any members): with one a quarter
+// second, statements took a sixteenth of the budget.
+const budgetStatementGap = time.Second
 
 // statementRoom reports whether a datagram built now may carry our
 // statement. Without a tight budget it always may. Under one, a statement
@@ -66,15 +101,22 @@ func (c *Core) statementRoom(now time.Duration) bool {
 }
 
 // heldSealsPerDatagram is how many held seals a datagram carries under a
-// tight budget: each costs about three bytes, and a member hears from
-// every other member once a round, so with two a datagram each member's
-// seal reaches it by about two other paths a round besides its own.
-const heldSealsPerDatagram = 2
+// tight budget, at most: each costs two or three bytes, and a member hears
+// from every other member once a round, so with six (every other member of
+// eight) each member's seal reaches it by six other paths a round besides
+// its own. With two, the lead sat a frame higher on the modem.
+const heldSealsPerDatagram = 6
+
+// heldHorizon is how many frames past our current frame a held seal may
+// need commands for: each member's held seal is cut at its first command
+// stamped later than that (cappedSeal).
+const heldHorizon = 4
 
 // heldSeals adds to p, under a tight budget and while no change of the
-// membership is pending (membersSettled), the seals we hold of
+// membership is pending (membersSettled), the seals we hold of up to
 // heldSealsPerDatagram live members other than us and r, taken in turn
-// from one datagram to r to the next.
+// from one datagram to r to the next, each cut before its newest commands
+// (cappedSeal).
 func (c *Core) heldSeals(p *wire.Packet, r *remote) {
 	if !c.tight() || !c.membersSettled() {
 		return
@@ -94,11 +136,34 @@ func (c *Core) heldSeals(p *wire.Packet, r *remote) {
 	first := int(r.number) * heldSealsPerDatagram % n
 	for i := range n {
 		if (i-first+n)%n < heldSealsPerDatagram {
-			s := c.table.Stream(cand[i])
-			p.Seals = append(p.Seals, wire.HeldSeal{Member: cand[i], Seal: s.Seal(), Next: uint16(s.Next())})
+			seal, next := c.cappedSeal(cand[i])
+			p.Seals = append(p.Seals, wire.HeldSeal{Member: cand[i], Seal: seal, Next: uint16(next)})
 		}
 	}
 	c.sealsBuf = p.Seals[:0]
+}
+
+// cappedSeal returns member m's seal as we hold it, and how many of its
+// commands it needs, cut before m's first command stamped past
+// heldHorizon frames from our current frame: m's commands numbered below
+// that one's, then nothing more up to the frame before it. Commands never
+// go down in frame along a stream, so that is a promise m's own implies. A
+// new command reaches the others by m's own datagrams, up to a round
+// apart; a held seal that needs it waits for it and is worth nothing until
+// then, while one cut before it moves the receiver's frames up to the
+// command's (a lead away when it was stamped).
+func (c *Core) cappedSeal(m bucket.Slot) (bucket.Frame, uint32) {
+	s := c.table.Stream(m)
+	seal, next := s.Seal(), s.Next()
+	cmds := s.Since(s.Base())
+	k := len(cmds)
+	for k > 0 && cmds[k-1].Frame > c.frame+heldHorizon {
+		k--
+	}
+	if k < len(cmds) {
+		seal, next = min(seal, cmds[k].Frame-1), cmds[k].Seq
+	}
+	return seal, next
 }
 
 // membersSettled reports whether no change of the membership is pending as
@@ -209,6 +274,30 @@ const (
 	tightLateSamples = 100
 	tightWarmUp      = time.Second
 )
+
+// tightBand returns the lateness the lead follows under a tight budget,
+// given the largest report lag, once every path is measured: the first
+// time lag plus half a step, so that the lead's first level is not a
+// report of the first few hundred samples rounded up by a hair; after
+// that lag itself, except that a report above the lead by less than half
+// a step leaves the lead where it is. The lead then rises only for a
+// report half a step above it, as it falls only for one half a step below
+// the level under it (delay.LeadPolicy): a single late seal in the window
+// of lateness held the lead a step up for a minute (40 s of window and 800
+// frames of asking for less), which cost a fixed delay's p95 against a
+// fixed delay with the same stalls.
+func (c *Core) tightBand(lag time.Duration) time.Duration {
+	half := c.lead.Policy.Step / 2
+	if !c.levelled {
+		c.levelled = true
+		return lag + half
+	}
+	cur, m := c.lead.Duration(), c.lead.Policy.Margin
+	if lag+m > cur && lag+m <= cur+half {
+		return cur - m
+	}
+	return lag
+}
 
 // tightLead sets the lead's steps for a tight budget. A round of datagrams
 // takes about as long as the network's delay, so the seals' lateness

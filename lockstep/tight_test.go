@@ -125,3 +125,43 @@ func sameBucketsSoFar(t *testing.T, n *testNet, k int, least bucket.Frame) {
 		}
 	}
 }
+
+// TestHeldSealsImpliedByTheirMembers: under a tight budget, every held
+// seal a datagram carries is a promise its member's own implies: each
+// command of that member at a frame up to the seal is numbered below the
+// seal's Next (cappedSeal cuts held seals before new commands).
+func TestHeldSealsImpliedByTheirMembers(t *testing.T) {
+	t.Parallel()
+	n := newTestNet(t, 5, 37, func(c *lockstep.Config) { c.Budget = tightBudget })
+	n.checkDeadline = false // see TestDeadlineOutOfBudget
+	var held []wire.HeldSeal
+	var pkt wire.Packet
+	n.afterReady = func(i int, rd lockstep.Ready) {
+		for _, d := range rd.Datagrams {
+			if wire.Parse(d.Data, &pkt) == nil {
+				held = append(held, pkt.Seals...)
+			}
+		}
+	}
+	n.planRandom([]bucket.Slot{0, 1, 2, 3, 4}, 0, 5*time.Second, 150*time.Millisecond)
+	n.runUntil(6 * time.Second)
+	sameBucketsSoFar(t, n, 5, 80)
+	frames := make(map[bucket.Slot][]bucket.Frame) // each member's commands' frames by number
+	for _, c := range n.executed[0] {
+		if int(c.seq) != len(frames[c.slot]) {
+			t.Fatalf("member 0 stepped command %d of member %d after %d others", c.seq, c.slot, len(frames[c.slot]))
+		}
+		frames[c.slot] = append(frames[c.slot], c.frame)
+	}
+	if len(held) < 100 {
+		t.Fatalf("%d held seals in 6 s, want many", len(held))
+	}
+	for _, h := range held {
+		fs := frames[h.Member]
+		for seq := int(h.Next); seq < len(fs); seq++ {
+			if fs[seq] <= h.Seal {
+				t.Fatalf("held seal %+v: member %d's command %d is at frame %d, under the seal", h, h.Member, seq, fs[seq])
+			}
+		}
+	}
+}

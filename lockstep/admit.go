@@ -303,7 +303,10 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 // while we announce them, and nothing else.
 func (c *Core) admissionsView(now time.Duration, p *wire.Packet, r *remote) {
 	as := c.adm.entries[:0]
-	for s := range c.cfg.Members {
+	// Only the members with an admission pending or announced: the
+	// others give no entry, and this runs for every datagram.
+	for mask := c.adm.pending | c.adm.announce; mask != 0; mask &= mask - 1 {
+		s := bits.TrailingZeros64(mask)
 		bit := uint64(1) << s
 		m := bucket.Slot(s)
 		var flags uint8

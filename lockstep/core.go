@@ -68,6 +68,7 @@ type Core struct {
 	sched  schedule    // Config.Policy, resolved
 	lead   *delay.Lead // the adaptive policy's lead (unused with Fixed or Turns)
 	peers  []*remote   // indexed by slot; nil for self: Members entries of fixed size
+	slab   []byte      // the copies of command payloads the core keeps are cut from it (keepPayload): payloadSlab bytes
 
 	epoch    time.Duration // time of NewCore; Sent timestamps count from it
 	lastNow  time.Duration
@@ -105,6 +106,13 @@ type Core struct {
 	lateFast   time.Duration // moving average of the newest samples of late (addLateness)
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
+
+	// No timeout can run out before timeoutsFrom while the members
+	// listened to are timeoutsMask and Config.Start is timeoutsStart
+	// (checkTimeouts): until then Ready skips the walk.
+	timeoutsFrom  time.Duration
+	timeoutsMask  uint64
+	timeoutsStart time.Duration
 
 	stats Stats
 
@@ -287,12 +295,37 @@ func (c *Core) Submit(now time.Duration, payload []byte) (f bucket.Frame, err er
 		Slot:    c.self,
 		Seq:     own.Next(),
 		Frame:   frame,
-		Payload: append([]byte(nil), payload...),
+		Payload: c.keepPayload(payload),
 	})
 	c.extendChain(now, c.self)
 	c.markUrgent(now)
 	c.stats.Submitted++
 	return frame, nil
+}
+
+// payloadSlab is the size of the blocks the copies of small command
+// payloads are cut from: a block a copy at a time, so that a core keeping
+// every member's commands allocates once per block, not once per command
+// and member. A block lives as long as the longest-kept command cut from
+// it: a few frames past its execution (trim).
+const payloadSlab = 4096
+
+// keepPayload returns a copy of p for the core to keep, cut from the
+// current block when p is small (its capacity ends with it, so appending
+// to it never reaches the next copy); nil for an empty p.
+func (c *Core) keepPayload(p []byte) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	if len(p) > payloadSlab/16 {
+		return append([]byte(nil), p...)
+	}
+	if cap(c.slab)-len(c.slab) < len(p) {
+		c.slab = make([]byte, 0, payloadSlab)
+	}
+	n := len(c.slab)
+	c.slab = append(c.slab, p...)
+	return c.slab[n:len(c.slab):len(c.slab)]
 }
 
 // Close stops the core: Submit is refused from now on and received datagrams

@@ -173,3 +173,21 @@ func TestCoreFrameAllocatesNothing(t *testing.T) {
 		t.Errorf("one idle frame of 8 members allocates %v times", a)
 	}
 }
+
+// TestCoreFrameWithCommandsAllocatesLittle holds a session with commands
+// to less than one allocation per frame for all 16 members together: the
+// payload copies every member keeps of every command are cut from blocks,
+// so they do not grow with the members squared.
+func TestCoreFrameWithCommandsAllocatesLittle(t *testing.T) {
+	p := newPipe(t, 16, 20, false)
+	for range 1200 {
+		p.runFrame()
+	}
+	commands := p.commands
+	if a := testing.AllocsPerRun(100, p.runFrame); a >= 1 {
+		t.Errorf("one frame of 16 members with commands allocates %v times", a)
+	}
+	if p.commands-commands < 16*16*100/20/2 {
+		t.Fatalf("%d commands stepped in 101 frames", p.commands-commands)
+	}
+}

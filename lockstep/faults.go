@@ -2,6 +2,7 @@ package lockstep
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
 
@@ -68,6 +69,10 @@ func (c *Core) checkTimeouts(now time.Duration) {
 		return // a member on its way out drops nobody
 	}
 	origin := max(c.epoch, c.cfg.Start)
+	// The earliest time either test below can next hold for a member
+	// listened to now: what they read only moves later until the members
+	// listened to or the origin change (Ready skips the walk until then).
+	c.timeoutsFrom = time.Duration(math.MaxInt64)
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) {
 			continue
@@ -79,6 +84,7 @@ func (c *Core) checkTimeouts(now time.Duration) {
 		if !r.heard {
 			last = origin
 		}
+		c.timeoutsFrom = min(c.timeoutsFrom, min(last, max(r.sealMovedAt, origin))+c.cfg.DropTimeout)
 		if now-last > c.cfg.DropTimeout {
 			c.suspect(now, r.slot, ReasonSilent, fmt.Sprintf("silent for %v", (now-last).Round(time.Millisecond)))
 			continue
@@ -92,6 +98,7 @@ func (c *Core) checkTimeouts(now time.Duration) {
 			c.suspect(now, r.slot, ReasonStalled, fmt.Sprintf("seal stuck at %d for %v", r.topSeal, (now-moved).Round(time.Millisecond)))
 		}
 	}
+	c.timeoutsMask, c.timeoutsStart = c.liveMask(), c.cfg.Start
 }
 
 // reasonCodes are the codes of the reasons in membership views
@@ -201,7 +208,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		}
 		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
 		if seq >= s.Next() {
-			cmd.Payload = append([]byte(nil), wc.Payload...)
+			cmd.Payload = c.keepPayload(wc.Payload)
 		}
 		if _, err := s.Insert(cmd); err != nil {
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d: %v", seq, m, err))

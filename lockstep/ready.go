@@ -27,8 +27,12 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.advanceClock(now)
 	if now >= c.timeoutsAt {
 		// A timeout is seconds long: a quarter of a frame late is soon
-		// enough to see it, and the members are not walked per datagram.
-		c.checkTimeouts(now)
+		// enough to see it, and the members are not walked per datagram;
+		// nor before the earliest time one can have run out, unless
+		// the members listened to changed.
+		if now >= c.timeoutsFrom || c.liveMask() != c.timeoutsMask || c.cfg.Start != c.timeoutsStart || c.leaving {
+			c.checkTimeouts(now)
+		}
 		c.timeoutsAt = now + c.cfg.Frame/4
 	}
 	c.settleLeaves(now)

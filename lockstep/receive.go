@@ -155,7 +155,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		}
 		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
 		if seq >= s.Next() {
-			cmd.Payload = append([]byte(nil), wc.Payload...)
+			cmd.Payload = c.keepPayload(wc.Payload)
 		}
 		if _, err := s.Insert(cmd); err != nil {
 			c.violation(now, from, "commands", err.Error())

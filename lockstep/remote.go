@@ -21,8 +21,6 @@ type remote struct {
 
 	// Sending to it.
 	number    uint16 // next datagram number
-	sentAt    [sentRing]time.Duration
-	sentNum   [sentRing]uint16
 	lastSend  time.Duration
 	sent      bool          // anything sent yet
 	acked     uint32        // how many of our commands it holds
@@ -45,7 +43,6 @@ type remote struct {
 	newest      uint16        // newest datagram number received, for echoes
 	newestAt    time.Duration
 	lastRecv    time.Duration
-	clockOff    [clockSamples]time.Duration // its frame clock minus our receive time
 	clockN      int
 	bestOff     time.Duration // the largest of clockOff (addClock)
 	newestClock time.Duration // the frame clock in its newest datagram
@@ -84,12 +81,6 @@ type remote struct {
 	leaveNum   uint16
 	leaveHeard bool
 
-	// Its admissions entries (admit.go), and on a joiner, the number of
-	// the datagram that told us where its commands for us start.
-	admMask  uint64
-	adm      [bucket.MaxMembers]wire.Admission
-	started  bool
-	startNum uint16
 	// On a member that admitted it: the number of our first datagram to
 	// it that told it so, and whether it echoed that one or a later one
 	// (until then every datagram to it tells it).
@@ -97,10 +88,16 @@ type remote struct {
 	admitNum   uint16
 	admitHeard bool
 
-	// Its membership view (faults.go).
+	// Its admissions entries (admit.go), and on a joiner, the number of
+	// the datagram that told us where its commands for us start; the
+	// entries themselves are in the cold part below.
+	admMask  uint64
+	started  bool
+	startNum uint16
+
+	// Its membership view (faults.go); the views are below.
 	hasView bool
 	mask    uint64
-	views   [bucket.MaxMembers]wire.MemberView
 
 	// Seal monotonicity: the seal and Next of its newest datagram.
 	newestSeal bucket.Frame
@@ -110,16 +107,10 @@ type remote struct {
 	cpFrame bucket.Frame
 	cpSends int
 
-	// Desync search (desync.go).
-	checkpoints      [8]wire.HashReport
-	agreed           bucket.Frame // newest frame known to agree with it
-	mismatch         bucket.Frame // first checkpoint known to differ, or -1
-	found            bucket.Frame // first divergent frame, or -1
-	foundAt          time.Duration
-	inputsDiffer     bool
-	section          string
-	sectionsCompared bool
-	theirSections    []uint64 // its section hashes of the found frame (at most wire.MaxSections)
+	// The first checkpoint known to differ from it, or -1: every datagram
+	// to it reads it (desync.go, detailFor); the rest of the search is in
+	// the cold part below.
+	mismatch bucket.Frame
 
 	// Measurements.
 	srtt, rttvar time.Duration
@@ -130,6 +121,30 @@ type remote struct {
 	offsets      *delay.Samples // receive time minus its send time: one-way delay plus clock offset
 	lastOffset   time.Duration  // the newest of them, settled or not: what unwraps the next Sent (unwrapSent)
 	lags         *delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness), for PeerStats
+	// Its frame clock minus our receive time, for the last clockSamples
+	// datagrams (addClock).
+	clockOff [clockSamples]time.Duration
+
+	// The large and rarely read part, kept after the fields every
+	// datagram reads so that those share a few cache lines (a core of 64
+	// members keeps 63 remotes, and a run in virtual time 64 cores).
+
+	// When recent datagrams to it were sent (recordSend, echo).
+	sentAt  [sentRing]time.Duration
+	sentNum [sentRing]uint16
+	// Its admissions entries (admit.go) and membership views (faults.go).
+	adm   [bucket.MaxMembers]wire.Admission
+	views [bucket.MaxMembers]wire.MemberView
+
+	// Desync search (desync.go).
+	checkpoints      [8]wire.HashReport
+	agreed           bucket.Frame // newest frame known to agree with it
+	found            bucket.Frame // first divergent frame, or -1
+	foundAt          time.Duration
+	inputsDiffer     bool
+	section          string
+	sectionsCompared bool
+	theirSections    []uint64 // its section hashes of the found frame (at most wire.MaxSections)
 }
 
 func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {

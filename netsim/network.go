@@ -67,6 +67,25 @@ func NewNetwork[M any](n int, p Profile, link func(from, to int) *rng.PCG) *Netw
 // It panics if from or to is not a node, if they are the same, or as
 // Uplink.Admit and Link.Send do.
 func (n *Network[M]) Send(now time.Duration, from, to, size int, m M) Delivery {
+	d := n.Transit(now, from, to, size)
+	for i := range d.Copies {
+		if i > 0 && n.Copy != nil {
+			m = n.Copy(m)
+		}
+		n.q.push(d.Arrival[i], m)
+	}
+	return d
+}
+
+// Transit is Send without the queueing: it puts the datagram through
+// from's uplink and, unless Cut separates them, the link, and returns the
+// delivery; the caller queues what arrives itself. Transit for one sender
+// reads and changes only that sender's uplink and links, so calls for
+// different senders may run concurrently when nothing else is called on
+// the network meanwhile and Cut is safe to call concurrently.
+//
+// It panics as Send does.
+func (n *Network[M]) Transit(now time.Duration, from, to, size int) Delivery {
 	depart, ok := n.uplinks[from].Admit(now, size)
 	if !ok || (n.Cut != nil && n.Cut(from, to)) {
 		return Delivery{}
@@ -75,14 +94,7 @@ func (n *Network[M]) Send(now time.Duration, from, to, size int, m M) Delivery {
 	if l == nil {
 		panic("netsim: Network.Send: a node sends to itself")
 	}
-	d := l.Send(depart, size)
-	for i := range d.Copies {
-		if i > 0 && n.Copy != nil {
-			m = n.Copy(m)
-		}
-		n.q.push(d.Arrival[i], m)
-	}
-	return d
+	return l.Send(depart, size)
 }
 
 // Schedule queues m at time at, behind whatever is already queued for
@@ -101,6 +113,17 @@ func (n *Network[M]) Pop() (at time.Duration, m M, ok bool) {
 	}
 	at, m = n.q.pop()
 	return at, m, true
+}
+
+// PopSeq is Pop that also returns the message's place in the order of
+// queueing: messages due at the same time come out in increasing seq.
+func (n *Network[M]) PopSeq() (at time.Duration, seq uint64, m M, ok bool) {
+	if n.q.len() == 0 {
+		return 0, 0, m, false
+	}
+	seq = n.q.items[0].seq
+	at, m = n.q.pop()
+	return at, seq, m, true
 }
 
 // Len returns how many messages are queued.

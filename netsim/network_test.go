@@ -134,3 +134,36 @@ func TestNetworkSchedule(t *testing.T) {
 	require.Equal(t, []string{"early", "timer before", "datagram", "timer after"}, got)
 	require.Panics(t, func() { n.Send(0, 1, 1, 50, "to itself") })
 }
+
+// Transit is Send without the queueing: two networks built alike, one
+// sending and one passing the same datagrams through Transit, give the same
+// deliveries; PopSeq hands out the order of queueing with each message.
+func TestNetworkTransitAndPopSeq(t *testing.T) {
+	p := constant(Conditions{Latency: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: Always / 10,
+		Duplicate: Always / 20, Bandwidth: 20000, Queue: 50 * time.Millisecond})
+	sent := NewNetwork[int](3, p, linksOf(rng.New(9, 0)))
+	passed := NewNetwork[int](3, p, linksOf(rng.New(9, 0)))
+	for k := range 2000 {
+		now := time.Duration(k) * time.Millisecond
+		from, to := k%3, (k%3+1+k/3%2)%3
+		require.Equal(t, sent.Send(now, from, to, 100+k%400, k), passed.Transit(now, from, to, 100+k%400), "datagram %d", k)
+	}
+	require.Zero(t, passed.Len())
+	n := NewNetwork[string](2, p, linksOf(rng.New(1, 0)))
+	n.Schedule(time.Second, "b")
+	n.Schedule(time.Millisecond, "a")
+	n.Schedule(time.Second, "c")
+	for _, want := range []struct {
+		at  time.Duration
+		seq uint64
+		m   string
+	}{{time.Millisecond, 1, "a"}, {time.Second, 0, "b"}, {time.Second, 2, "c"}} {
+		at, seq, m, ok := n.PopSeq()
+		require.True(t, ok)
+		require.Equal(t, want.at, at)
+		require.Equal(t, want.seq, seq)
+		require.Equal(t, want.m, m)
+	}
+	_, _, _, ok := n.PopSeq()
+	require.False(t, ok)
+}

@@ -82,8 +82,11 @@ func (r Rect) Distance(p Vec2) float64 {
 	return math.Hypot(dx, dy)
 }
 
-// Contains reports whether p lies in r.
-func (r Rect) Contains(p Vec2) bool { return r.Distance(p) == 0 }
+// Contains reports whether p lies in r: whether Distance(p) is 0, without
+// the square root (both differences of each axis at most 0, and neither NaN).
+func (r Rect) Contains(p Vec2) bool {
+	return r.Min.X-p.X <= 0 && p.X-r.Max.X <= 0 && r.Min.Y-p.Y <= 0 && p.Y-r.Max.Y <= 0
+}
 
 // A Filter decides which updates of one entity go to one member, as the
 // entity's owner sees the member's view. Its zero value is not usable:

@@ -63,3 +63,23 @@ func TestFilterPass(t *testing.T) {
 		}
 	}
 }
+
+// Contains is Distance(p) == 0, also at the edges, on infinities and NaN.
+func TestRectContainsIsZeroDistance(t *testing.T) {
+	vals := []float64{math.Inf(-1), -3, -1, -math.SmallestNonzeroFloat64, math.Copysign(0, -1), 0, 0.5, 1, 1 + 1e-16, 2, 3, math.Inf(1), math.NaN()}
+	rects := []Rect{
+		{Min: Vec2{X: 0, Y: 0}, Max: Vec2{X: 1, Y: 2}},
+		{Min: Vec2{X: -1, Y: -3}, Max: Vec2{X: 1, Y: 1}},
+		{Min: Vec2{X: math.Inf(-1), Y: 0}, Max: Vec2{X: math.Inf(1), Y: 0}},
+	}
+	for _, r := range rects {
+		for _, x := range vals {
+			for _, y := range vals {
+				p := Vec2{X: x, Y: y}
+				if got, want := r.Contains(p), r.Distance(p) == 0; got != want {
+					t.Errorf("%v.Contains(%v) = %v, Distance %v", r, p, got, r.Distance(p))
+				}
+			}
+		}
+	}
+}

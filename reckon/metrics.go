@@ -34,7 +34,13 @@ type Metrics struct {
 // counts the errors in a quantile.Sketch (at most quantile.MaxBuckets
 // logarithmic buckets). It is not safe for concurrent use.
 type Meter[V Vector[V]] struct {
-	errs        quantile.Sketch
+	errs quantile.Sketch
+	// The newest errors, counted in errs a batch at a time (flush): a
+	// batch's errors lie close together, in a few of the sketch's buckets,
+	// where one at a time each reaches for its bucket anew (with thousands
+	// of meters, their buckets are not in the caches).
+	pending     [meterBatch]float64
+	npending    int
 	n           int
 	sum         float64
 	maxJump     float64
@@ -60,10 +66,24 @@ func (m *Meter[V]) Frame(at time.Duration, displayed, truth V) {
 		m.step = step
 	}
 	e := dist(displayed, truth)
-	m.errs.Add(e)
+	m.pending[m.npending] = e
+	if m.npending++; m.npending == meterBatch {
+		m.flush()
+	}
 	m.n++
 	m.sum += e
 	m.prev, m.last = displayed, at
+}
+
+// meterBatch is how many errors a Meter holds before it counts them.
+const meterBatch = 16
+
+// flush counts the pending errors, in the order they came.
+func (m *Meter[V]) flush() {
+	for _, e := range m.pending[:m.npending] {
+		m.errs.Add(e)
+	}
+	m.npending = 0
 }
 
 // Update counts one update sent by the owner.
@@ -81,6 +101,7 @@ func (m *Meter[V]) Metrics() Metrics {
 		r.UpdatesPerS = float64(m.updates) / span
 	}
 	r.ErrorMean = m.sum / float64(n)
+	m.flush()
 	r.ErrorP99 = m.errs.Quantile(99)
 	r.MaxJump = m.maxJump
 	r.MaxKink = m.maxKink

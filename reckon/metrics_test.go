@@ -115,3 +115,21 @@ func TestMeterP99WithinOnePercent(t *testing.T) {
 		check("half zeros", half)
 	}
 }
+
+// A meter read between frames (its pending errors counted early) reports
+// what one read only at the end does.
+func TestMeterReadBetweenFrames(t *testing.T) {
+	var read, unread Meter[Vec2]
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 230 {
+		at, truth := time.Duration(i)*time.Millisecond, Vec2{X: r.ExpFloat64(), Y: r.Float64()}
+		read.Frame(at, Vec2{}, truth)
+		unread.Frame(at, Vec2{}, truth)
+		if i%7 == 3 {
+			read.Metrics()
+		}
+	}
+	if a, b := read.Metrics(), unread.Metrics(); a != b {
+		t.Errorf("read between frames %+v, only at the end %+v", a, b)
+	}
+}

@@ -112,6 +112,9 @@ func (f *runFlags) harnessConfig(profile netsim.Profile, g *game) locksteptest.C
 		// The same run with the simulations stepping beside the rest; a
 		// null simulation's step costs less than handing it over.
 		Parallel: f.sim != "null",
+		// The members' cores side by side within windows shorter than
+		// a one-way delay (the same run); off with Parallel stepping.
+		Windows: true,
 	}
 }
 

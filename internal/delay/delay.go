@@ -7,7 +7,9 @@ import (
 
 // Samples is a sliding window of the most recent duration measurements (for
 // example one-way delays), from which a percentile is read. It keeps a fixed
-// number of samples and allocates only when created.
+// number of samples and allocates only when created and on the first
+// Percentile (its sorting space, which a window never read that way does not
+// hold).
 //
 // A Samples is not safe for concurrent use.
 type Samples struct {
@@ -23,7 +25,7 @@ func NewSamples(size int) *Samples {
 	if size < 1 {
 		panic("delay: NewSamples with size < 1")
 	}
-	return &Samples{ring: make([]time.Duration, size), scratch: make([]time.Duration, 0, size)}
+	return &Samples{ring: make([]time.Duration, size)}
 }
 
 // Add records one sample, replacing the oldest when the window is full.
@@ -49,6 +51,9 @@ func (s *Samples) Percentile(p float64) time.Duration {
 	n := s.Len()
 	if n == 0 {
 		return 0
+	}
+	if s.scratch == nil {
+		s.scratch = make([]time.Duration, 0, len(s.ring))
 	}
 	s.scratch = append(s.scratch[:0], s.ring[:n]...)
 	slices.Sort(s.scratch)

@@ -51,6 +51,14 @@ type member struct {
 	pendingLive []lockstep.Bucket // the live buckets emitted while it catches up: bounded by the catch-up's length
 	admission   int
 	stallsAt    int64 // its stalls when it stepped Config.StallFrom, or -1
+
+	// Within a window (window.go): its events, the range of its records
+	// in its worker's log, and whether it left or stopped in the window
+	// (made known to the rest of the run as the merge reaches it).
+	win               []localEvent
+	winWorker         *worker
+	winFirst, winLast int
+	winGone           bool
 }
 
 func (m *member) active() bool { return !m.killed && !m.left && !m.stopped && !m.open }
@@ -102,6 +110,7 @@ type harness struct {
 	archive    *archive          // what members serve joiners (catchup.go), with rejoin or join faults or spectators only
 	specs      *spectators       // the spectators, once they joined (spectate.go)
 	doneScan   int               // the members before it finished or are inactive (done)
+	win        *windows          // with Config.Windows, when they apply (window.go)
 }
 
 // Run performs one virtual run.
@@ -222,6 +231,9 @@ func Run(cfg Config) (*Result, error) {
 			}
 		}
 	}
+	if h.win = h.windowsFor(frame); h.win != nil {
+		defer h.win.running.Wait()
+	}
 	for {
 		scheduleCommands(bucket.Frame(h.now/frame) + 2)
 		if h.specs == nil && cfg.Spectators > 0 && h.now >= time.Duration(cfg.SpectatorsFrom)*frame {
@@ -229,6 +241,15 @@ func Run(cfg Config) (*Result, error) {
 		}
 		if h.done() {
 			break
+		}
+		if h.win != nil {
+			ran, done := h.window(maxTime, func(now time.Duration) { scheduleCommands(bucket.Frame(now/frame) + 2) })
+			if done {
+				break
+			}
+			if ran {
+				continue
+			}
 		}
 		at, e, ok := h.net.Pop()
 		if !ok {

@@ -116,6 +116,14 @@ type Config struct {
 	// OnStep, Tamper, perturb faults, joiners, rejoins or spectators.
 	// Each simulation is then used on its goroutine, one at a time.
 	Parallel bool
+	// Windows runs the members' cores side by side, on up to GOMAXPROCS
+	// goroutines started by Run and ended before it returns, within
+	// windows of virtual time shorter than the profile's smallest one-way
+	// delay (window.go): the same run, event for event, as in turn. It is
+	// ignored (the run goes in turn) with Parallel stepping, callbacks,
+	// Tamper, mute, storm, perturb, rejoin and join faults, spectators, the
+	// stall window or the stream transport.
+	Windows bool
 }
 
 // FaultKind says what a Fault does.
@@ -180,6 +188,8 @@ type Result struct {
 	SpectatorBytes []int64
 
 	latency, oneWay quantile.Sketch // nanoseconds
+	windows         int             // windows run side by side (Config.Windows), for the tests
+	endedInWindow   bool            // the run ended within a window (every member stopped), for the tests
 }
 
 // Commands returns how many commands have a latency: those executed on

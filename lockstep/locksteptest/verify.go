@@ -1,6 +1,8 @@
 package locksteptest
 
 import (
+	"sync"
+
 	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 )
@@ -11,9 +13,11 @@ import (
 // signature) once and remembers the verdict for a while. A verdict is a
 // pure function of the three, so the result is what each member would have
 // found itself. What it remembers is bounded (two generations of at most
-// limit verdicts each), so a long run holds no more than a short one. Not
-// safe for concurrent use: the harness runs its members on one goroutine.
+// limit verdicts each), so a long run holds no more than a short one. It is
+// safe for concurrent use: members run side by side within windows
+// (window.go).
 type memoVerifier struct {
+	mu       sync.Mutex
 	v        lockstep.Verifier
 	limit    int
 	key      []byte
@@ -28,6 +32,8 @@ func newMemoVerifier(v lockstep.Verifier, members int) *memoVerifier {
 
 // Verify reports whether sig is member's signature of msg.
 func (m *memoVerifier) Verify(member bucket.Slot, msg, sig []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.key = append(append(append(m.key[:0], byte(member), byte(len(msg)), byte(len(msg)>>8)), msg...), sig...)
 	if ok, seen := m.cur[string(m.key)]; seen {
 		return ok

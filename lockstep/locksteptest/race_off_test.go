@@ -1,0 +1,5 @@
+//go:build !race
+
+package locksteptest
+
+const raceEnabled = false

@@ -1,0 +1,466 @@
+package locksteptest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep"
+)
+
+// Windows (Config.Windows): the members' cores run side by side within
+// windows of virtual time shorter than the smallest one-way delay of the
+// profile, a conservative parallel discrete-event scheme. No datagram sent
+// within a window arrives within it, so what a member does in a window
+// depends only on what was queued for it before the window and on what it
+// queues for itself (its wake-ups): each member handles its own events in
+// the window's order on one of the workers, and what a handling does to the
+// rest of the run (the datagrams and wake-ups it queues, the commands it
+// submits, the frames it steps into the history and the oracle, the
+// one-way samples) is logged and carried out afterwards on one goroutine,
+// in the order in which the run in turn would have handled those events
+// (by time, ties in the order they were queued). So the queue holds the
+// same messages in the same order, and the run is the same event for event
+// as in turn.
+//
+// A window ends before the next fault and the end of a partition, and the
+// run goes in turn near its last frame (where the run's end depends on the
+// order of the members' steps) and with everything that reads the run as it
+// goes or is shared between members: callbacks (OnStep, OnEvent,
+// OnStatement, OnReceive), Tamper, mute, storm and perturb faults, joiners,
+// rejoins, spectators, the stall window and the stream transport.
+
+// windowEnd is how close to the last frame's time windows stop: a
+// member's frame clock runs with the virtual time, corrected by
+// milliseconds.
+const windowEnd = time.Second
+
+// minWindowEvents is the fewest events a window must hold to be run as one;
+// below, the harness handles the next event in turn.
+const minWindowEvents = 64
+
+// windows is the state of the scheme for one run.
+type windows struct {
+	span    time.Duration   // the window's length: the smallest one-way delay
+	faults  []time.Duration // the faults' times, sorted
+	last    time.Duration   // windows end before it
+	workers []*worker
+	todo    []*member      // the members with events in this window
+	running sync.WaitGroup // the workers' goroutines, waited for when Run ends
+	heads   mergeHeap
+	counter uint64 // orders the wake-ups queued within windows (merge)
+}
+
+// worker handles some of the members' events in a window and logs what
+// they do to the rest of the run.
+type worker struct {
+	h       *harness
+	end     time.Duration // the window's end
+	cur     *member       // the member it handles now
+	recs    []record      // this window's handlings, member after member
+	effects []effect
+	keys    []commandKey
+	free    []*event
+	bufs    [][]byte
+	lost    int64
+	err     any // a panic on the worker, raised again by the harness
+}
+
+// record is one event handled in a window.
+type record struct {
+	at     time.Duration
+	seq    uint64 // its place in the queue's order; for a wake-up queued within the window, set when the merge reaches the handling that queued it
+	local  int    // for a wake-up queued within the window: its index in the member's local list, else -1
+	m      *member
+	from   int // its effects: effects[from:to]
+	to     int
+	gone   bool // the member left or stopped in it
+	left   bool
+	worker *worker
+}
+
+type effectKind uint8
+
+const (
+	efPush      effectKind = iota // queue e at at
+	efLocal                       // a wake-up queued within the window: local[n]
+	efOneWay                      // a datagram's one-way delay at
+	efSubmitted                   // command key submitted
+	efStepped                     // the member stepped frame n with hashes fh
+	efExecuted                    // the member executed keys[n:n2]
+)
+
+type effect struct {
+	kind effectKind
+	at   time.Duration
+	e    *event
+	n    int
+	n2   int
+	key  commandKey
+	fh   frameHashes
+}
+
+// localEvent is an event a member queued for itself within the window.
+type localEvent struct {
+	at  time.Duration
+	e   *event
+	rec int // the record of its handling once handled
+	seq uint64
+}
+
+// windowsFor returns the scheme's state for the run, or nil when it does
+// not apply (see Config.Windows).
+func (h *harness) windowsFor(frame time.Duration) *windows {
+	c := &h.cfg
+	if !c.Windows || h.parallel() || h.streams != nil || h.archive != nil || c.Spectators > 0 || c.Tamper != nil ||
+		c.OnStep != nil || c.OnEvent != nil || c.OnStatement != nil || c.OnReceive != nil || c.OnSpectator != nil || c.StallTo > 0 {
+		return nil
+	}
+	w := &windows{span: time.Duration(math.MaxInt64)}
+	for _, ph := range c.Profile.Phases {
+		w.span = min(w.span, ph.Latency)
+	}
+	w.span = min(w.span, frame)
+	if w.span <= time.Millisecond {
+		return nil
+	}
+	for _, f := range c.Faults {
+		switch f.Kind {
+		case FaultMute, FaultStorm, FaultPerturb, FaultRejoin, FaultJoin:
+			return nil
+		}
+		w.faults = append(w.faults, time.Duration(f.Frame)*frame)
+	}
+	slices.Sort(w.faults)
+	w.last = time.Duration(c.Frames-1)*frame - windowEnd
+	for range max(1, min(runtime.GOMAXPROCS(0), len(h.members))) {
+		w.workers = append(w.workers, &worker{h: h})
+	}
+	return w
+}
+
+// window runs the next window if one applies now, and reports whether it
+// did; scheduleCommands is the run's, called as the run in turn calls it
+// before each event. It returns done when the run ended within the window
+// (every member left or stopped).
+func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Duration)) (ran, done bool) {
+	w := h.win
+	start, ok := h.net.Next()
+	if !ok {
+		return false, false
+	}
+	end := min(start+w.span, w.last, maxTime+1)
+	if i, found := slices.BinarySearch(w.faults, start); found || i < len(w.faults) {
+		end = min(end, w.faults[i])
+	}
+	if start < h.splitTo {
+		end = min(end, h.splitTo)
+	}
+	if end <= start || h.net.Len() < minWindowEvents {
+		return false, false
+	}
+	// Hand each member the events queued for it in the window, in the
+	// queue's order.
+	n := 0
+	for {
+		at, ok := h.net.Next()
+		if !ok || at >= end {
+			break
+		}
+		at, seq, e, _ := h.net.PopSeq()
+		m := h.members[e.to]
+		if len(m.win) == 0 {
+			w.todo = append(w.todo, m)
+		}
+		m.win = append(m.win, localEvent{at: at, e: e, seq: seq})
+		n++
+	}
+	for _, wk := range w.workers {
+		wk.end = end
+		wk.recs, wk.effects, wk.keys = wk.recs[:0], wk.effects[:0], wk.keys[:0]
+	}
+	prev := h.now
+	h.now = start // apart reads it: no partition begins or ends within the window
+	// The members go to whichever worker asks first: a worker the
+	// scheduler starts late (the machine is busy) finds the work done
+	// rather than holding the window up.
+	c := &claims{todo: w.todo, n: int32(len(w.todo)), finished: make(chan struct{})}
+	for _, wk := range w.workers[1:] {
+		w.running.Go(func() { wk.run(c) })
+	}
+	w.workers[0].run(c)
+	if c.done.Load() < c.n {
+		<-c.finished
+	}
+	for _, wk := range w.workers {
+		if wk.err != nil {
+			panic(wk.err)
+		}
+	}
+	h.now = prev
+	h.res.windows++
+	return true, h.merge(scheduleCommands)
+}
+
+// claims hands one window's members to the workers.
+type claims struct {
+	todo     []*member
+	n        int32
+	next     atomic.Int32 // the next member to hand out
+	done     atomic.Int32 // the members handled
+	finished chan struct{}
+}
+
+// run handles members of the window, one at a time, until none is left.
+// It touches the worker only once it has a member: a goroutine started for
+// an earlier window that ran late finds that window's members all handed
+// out.
+func (wk *worker) run(c *claims) {
+	for {
+		i := c.next.Add(1) - 1
+		if i >= c.n {
+			return
+		}
+		wk.member(c.todo[i])
+		if c.done.Add(1) == c.n {
+			close(c.finished)
+		}
+	}
+}
+
+// member handles m's events of the window in order.
+func (wk *worker) member(m *member) {
+	defer func() {
+		if r := recover(); r != nil {
+			wk.err = r
+		}
+	}()
+	m.winWorker = wk
+	m.winFirst = len(wk.recs)
+	wk.cur = m
+	pre := len(m.win) // m.win[:pre] was queued before the window, in order; the rest by m within it
+	next, lo := 0, pre
+	for {
+		// The first of the events queued before the window and
+		// the wake-ups m queued within it: by time, the former
+		// first at the same time, the latter in the order queued.
+		i := -1
+		if next < pre {
+			i = next
+		}
+		for lo < len(m.win) && m.win[lo].rec >= 0 {
+			lo++
+		}
+		for j := lo; j < len(m.win); j++ {
+			if m.win[j].rec >= 0 {
+				continue
+			}
+			if i < 0 || m.win[j].at < m.win[i].at {
+				i = j
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if i == next && next < pre {
+			next++
+		}
+		le := &m.win[i]
+		le.rec = len(wk.recs)
+		local := -1
+		if i >= pre {
+			local = i
+		}
+		wk.recs = append(wk.recs, record{at: le.at, seq: le.seq, local: local, m: m, from: len(wk.effects), worker: wk})
+		wk.handle(m, le.at, le.e)
+		r := &wk.recs[len(wk.recs)-1]
+		r.to = len(wk.effects)
+	}
+	m.winLast = len(wk.recs)
+}
+
+func (wk *worker) effect(ef effect) { wk.effects = append(wk.effects, ef) }
+
+// push queues e for member to at time at: within the window (a member's
+// own wake-up) on the member's local list, after it in the run's queue
+// when the merge reaches this handling.
+func (wk *worker) push(at time.Duration, e *event) {
+	if at >= wk.end {
+		wk.effect(effect{kind: efPush, at: at, e: e})
+		return
+	}
+	m := wk.cur
+	if e.kind != evWake && e.kind != evDeliver || e.to != m.slot {
+		panic(fmt.Sprintf("locksteptest: an event of kind %d for member %d within member %d's window", e.kind, e.to, m.slot))
+	}
+	m.win = append(m.win, localEvent{at: at, e: e, rec: -1})
+	wk.effect(effect{kind: efLocal, n: len(m.win) - 1})
+}
+
+// handle is one pass of Run's loop for member m's event e at time at.
+func (wk *worker) handle(m *member, at time.Duration, e *event) {
+	active := m.active() && !m.winGone
+	if e.kind == evDeliver && active && at < m.frozen {
+		if m.queued < frozenQueue {
+			m.queued++
+			wk.push(m.frozen, e)
+		} else {
+			wk.lost++
+			wk.recycle(e)
+		}
+		return
+	}
+	if !active || at < m.frozen {
+		wk.recycle(e)
+		return
+	}
+	switch e.kind {
+	case evWake:
+		if e.gen != m.wakeGen {
+			wk.recycle(e)
+			return
+		}
+	case evDeliver:
+		wk.effect(effect{kind: efOneWay, at: at - e.sent})
+		m.core.Receive(at, e.from, e.data)
+	case evSubmit:
+		if _, err := m.core.Submit(at, e.data); err != nil {
+			if !errors.Is(err, lockstep.ErrClosed) {
+				m.fail(err)
+			}
+		} else {
+			wk.effect(effect{kind: efSubmitted, key: commandKey{m.slot, uint32(m.core.Stats().Submitted - 1)}})
+		}
+	default:
+		panic(fmt.Sprintf("locksteptest: an event of kind %d within a window", e.kind))
+	}
+	wk.ready(m, at)
+	wk.recycle(e)
+}
+
+// ready is harness.ready within a window.
+func (wk *worker) ready(m *member, at time.Duration) {
+	rd := m.core.Ready(at)
+	for _, d := range rd.Datagrams {
+		wk.carry(m, at, d)
+	}
+	for _, b := range rd.Buckets {
+		wk.step(m, at, b)
+	}
+	m.events = append(m.events, rd.Events...)
+	r := &wk.recs[len(wk.recs)-1]
+	if m.core.Left() {
+		m.winGone, r.gone, r.left = true, true, true
+		return
+	}
+	if m.core.Stopped() {
+		m.winGone, r.gone = true, true
+		wk.waited(m, at)
+		return
+	}
+	if rd.Deadline != m.wakeAt || m.wakeGen == 0 {
+		m.wakeGen++
+		m.wakeAt = rd.Deadline
+		e := wk.newEvent()
+		e.kind, e.to, e.gen = evWake, m.slot, m.wakeGen
+		wk.push(rd.Deadline, e)
+	}
+}
+
+// carry is harness.carry of a datagram within a window.
+func (wk *worker) carry(m *member, at time.Duration, d lockstep.Datagram) {
+	e := wk.newEvent()
+	e.kind, e.to, e.from, e.sent = evDeliver, d.To, m.slot, at
+	e.data = append(wk.buf(), d.Data...)
+	dl := wk.h.net.Transit(at, int(m.slot), int(d.To), len(d.Data)+m.overhead)
+	if dl.Lost() {
+		wk.lost++
+		wk.recycle(e)
+		return
+	}
+	for i := range dl.Copies {
+		if i > 0 {
+			c := wk.newEvent()
+			*c = *e
+			c.data = append(wk.buf(), e.data...)
+			e = c
+		}
+		if dl.Arrival[i] < wk.end {
+			panic("locksteptest: a datagram arrives within the window it was sent in")
+		}
+		wk.effect(effect{kind: efPush, at: dl.Arrival[i], e: e})
+	}
+}
+
+// step is harness.step within a window.
+func (wk *worker) step(m *member, at time.Duration, b lockstep.Bucket) {
+	h := wk.h
+	if b.Frame != m.stepped+1 {
+		panic(fmt.Sprintf("locksteptest: member %d got frame %d after %d", m.slot, b.Frame, m.stepped))
+	}
+	wk.waited(m, at)
+	m.sim.Step(b.Frame, b.Commands)
+	m.stepped = b.Frame
+	if b.Frame%10 == 0 {
+		_, bytes, buffered := m.core.Held()
+		m.peakHeld = max(m.peakHeld, bytes+buffered*m.core.Config().MaxCommandSize)
+	}
+	input := lockstep.InputHash(b.Frame, b.Commands)
+	state := m.sim.Hash()
+	wk.effect(effect{kind: efStepped, n: int(b.Frame), fh: frameHashes{input: input, state: state}})
+	m.sections = m.sections[:0]
+	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
+		m.sections = sh.SectionHashes(m.sections)
+	}
+	m.core.Stepped(b.Frame, state, m.sections)
+	if b.Frame <= bucket.Frame(h.cfg.Frames-1) {
+		m.final = state
+	}
+	if len(b.Commands) > 0 {
+		from := len(wk.keys)
+		for _, c := range b.Commands {
+			wk.keys = append(wk.keys, commandKey{c.Slot, c.Seq})
+		}
+		wk.effect(effect{kind: efExecuted, n: from, n2: len(wk.keys)})
+	}
+}
+
+func (wk *worker) waited(m *member, at time.Duration) {
+	if m.stepped >= 0 {
+		m.maxWait = max(m.maxWait, at-max(m.lastStep, m.frozen, wk.h.lastFault))
+	}
+	m.lastStep = at
+}
+
+func (wk *worker) recycle(e *event) {
+	if e.kind == evDeliver {
+		wk.bufs = append(wk.bufs, e.data[:0])
+	}
+	*e = event{}
+	wk.free = append(wk.free, e)
+}
+
+func (wk *worker) newEvent() *event {
+	if n := len(wk.free); n > 0 {
+		e := wk.free[n-1]
+		wk.free = wk.free[:n-1]
+		return e
+	}
+	return &event{}
+}
+
+func (wk *worker) buf() []byte {
+	n := len(wk.bufs)
+	if n == 0 {
+		return nil
+	}
+	b := wk.bufs[n-1]
+	wk.bufs = wk.bufs[:n-1]
+	return b
+}

@@ -1,0 +1,128 @@
+package locksteptest
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
+)
+
+// The second half of a window (window.go): carrying out, on one goroutine,
+// what the members' handlings logged, in the order of the run in turn.
+
+// merge carries out what the window's handlings did to the rest of the run,
+// in the order the run in turn would have handled them, and reports whether
+// the run ended within the window.
+func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
+	w := h.win
+	w.heads = w.heads[:0]
+	for _, m := range w.todo {
+		if wk := m.winWorker; m.winFirst < m.winLast {
+			r := &wk.recs[m.winFirst]
+			w.heads = append(w.heads, head{at: r.at, seq: r.seq, wk: wk, i: m.winFirst, m: m})
+		}
+	}
+	for _, wk := range w.workers {
+		h.res.Lost += wk.lost
+		wk.lost = 0
+	}
+	heap.Init(&w.heads)
+	done := false
+	for len(w.heads) > 0 {
+		hd := &w.heads[0]
+		r := &hd.wk.recs[hd.i]
+		if !done {
+			scheduleCommands(h.now)
+			h.now = r.at
+			done = h.apply(r)
+			h.res.endedInWindow = done
+		}
+		hd.i++
+		if hd.i == hd.m.winLast {
+			heap.Pop(&w.heads)
+		} else {
+			nr := &hd.wk.recs[hd.i]
+			if nr.local >= 0 {
+				nr.seq = hd.m.win[nr.local].seq
+			}
+			hd.at, hd.seq = nr.at, nr.seq
+			heap.Fix(&w.heads, 0)
+		}
+	}
+	for _, m := range w.todo {
+		m.win = m.win[:0]
+	}
+	w.todo = w.todo[:0]
+	return done
+}
+
+// apply carries out record r's effects and reports whether the run ended
+// with it.
+func (h *harness) apply(r *record) bool {
+	w, m, wk := h.win, r.m, r.worker
+	for _, ef := range wk.effects[r.from:r.to] {
+		switch ef.kind {
+		case efPush:
+			h.schedule(ef.at, ef.e)
+		case efLocal:
+			// Queued after everything queued before the window, in
+			// the order the run in turn would have queued it.
+			m.win[ef.n].seq = 1<<63 | w.counter
+			w.counter++
+		case efOneWay:
+			h.res.addOneWay(ef.at, h.cfg.KeepSamples)
+		case efSubmitted:
+			p := &pending{submitted: h.now, executed: make([]time.Duration, h.cfg.Members)}
+			for i := range p.executed {
+				p.executed[i] = -1
+			}
+			h.cmds[ef.key] = p
+		case efStepped:
+			h.history.step(m.slot, bucket.Frame(ef.n), ef.fh)
+		case efExecuted:
+			for _, k := range wk.keys[ef.n:ef.n2] {
+				if p := h.cmds[k]; p != nil {
+					p.executed[m.slot] = h.now
+					if h.completed(p) {
+						delete(h.cmds, k)
+					}
+				}
+			}
+		}
+	}
+	if !r.gone {
+		return false
+	}
+	m.winGone = false
+	if r.left {
+		m.left = true
+	} else {
+		m.stopped = true
+	}
+	return h.done()
+}
+
+// head is a member's next record in the merge, and its time and place.
+type head struct {
+	at  time.Duration
+	seq uint64
+	wk  *worker
+	i   int
+	m   *member
+}
+
+type mergeHeap []head
+
+func (q mergeHeap) Len() int { return len(q) }
+func (q mergeHeap) Less(i, j int) bool {
+	a, b := &q[i], &q[j]
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+func (q mergeHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *mergeHeap) Push(x any)   { *q = append(*q, x.(head)) }
+func (q *mergeHeap) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}

@@ -105,7 +105,14 @@ func (c *Core) touched(now time.Duration, r *remote) {
 	}
 }
 
+// burst returns the most budget tokens the bucket holds: a quarter second
+// of the budget, at least a full datagram; under a tight budget just what a
+// send needs in hand (minSendCost), so that datagrams leave one at a time
+// at the budget's rate even after a quiet spell (tight.go).
 func (c *Core) burst() int64 {
+	if c.tight() {
+		return int64(minSendCost+c.cfg.Overhead) * int64(time.Second)
+	}
 	b := int64(c.cfg.Budget) / 4
 	b = max(b, int64(c.cfg.MaxDatagramSize+c.cfg.Overhead))
 	return b * int64(time.Second)

@@ -11,11 +11,13 @@ import (
 //
 // When Config.Budget cannot carry a datagram a frame to every other member
 // (tight), datagrams go out one at a time in rounds over the members, as
-// the budget refills (send), each as small as it can be: only every
-// tightHashEvery-th checkpoint goes out, once to each member, our
-// statement in at most one datagram per budgetStatementGap, the echo in
-// every tightEchoEvery-th datagram to a member, and no second copy follows
-// a datagram with news.
+// the budget refills (send), paced: the budget's bucket holds only what
+// one send needs (burst), since a burst after a quiet spell would queue on
+// an uplink as fast as the budget and never drain. Each is as small as it
+// can be: only every tightHashEvery-th checkpoint goes out, once to each
+// member, our statement in at most one datagram per budgetStatementGap, the
+// echo in every tightEchoEvery-th datagram to a member, and no second copy
+// follows a datagram with news.
 // What covers a lost datagram instead is that every datagram carries the
 // seals its sender holds of the other members (heldSeals): a seal lost on
 // its direct path arrives by another member's next datagram. The lead then

@@ -165,3 +165,37 @@ func TestHeldSealsImpliedByTheirMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestTightBudgetPaces: under a tight budget the byte budget's bucket holds
+// no more than it takes to send one small datagram, so that after a quiet
+// spell datagrams do not leave back to back: the sender's uplink runs at
+// about the budget's rate, and a burst queued there would never drain.
+// Over any stretch between two Readys a member sends at most the budget
+// times the stretch, plus the largest datagram it sent (with the overhead).
+func TestTightBudgetPaces(t *testing.T) {
+	t.Parallel()
+	n := newTestNet(t, 5, 41, func(c *lockstep.Config) { c.Budget = tightBudget })
+	n.checkDeadline = false // see TestDeadlineOutOfBudget
+	overhead := int64(n.cfgs[0].Overhead)
+	floor := make([]int64, len(n.cores)) // per member: min over earlier Readys of sent - budget x time
+	largest := make([]int64, len(n.cores))
+	worst := make([]int64, len(n.cores)) // per member: the largest excess over largest[i]
+	n.afterReady = func(i int, rd lockstep.Ready) {
+		for _, d := range rd.Datagrams {
+			largest[i] = max(largest[i], int64(len(d.Data))+overhead)
+		}
+		sent := n.cores[i].Stats().BytesSent - tightBudget*int64(n.now)/int64(time.Second)
+		worst[i] = max(worst[i], sent-floor[i]-largest[i])
+		floor[i] = min(floor[i], sent)
+	}
+	// Commands now and then: between them only seals and keep-alives go
+	// out, and the budget is left over.
+	n.planRandom([]bucket.Slot{0, 1, 2, 3, 4}, 0, 14*time.Second, time.Second)
+	n.runUntil(15 * time.Second)
+	n.checkAllExecutedSoFar()
+	for i, w := range worst {
+		if w > 0 {
+			t.Errorf("member %d sent %d bytes more than Budget %d B/s allows over a stretch, beyond its largest datagram (%d bytes with overhead)", i, w, tightBudget, largest[i])
+		}
+	}
+}

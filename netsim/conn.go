@@ -26,6 +26,28 @@ const MaxDelaySamples = 1024
 // forgotten.
 const MaxLinks = 1024
 
+// ReleaseWindow is how late a [Conn] may write a held datagram so that
+// those due close together leave together: when the earliest held
+// datagram is due, the Conn waits for the last one due within
+// ReleaseWindow of it and writes them all at once, in one wake-up of its
+// goroutine (and, on a [BatchWriter], one call). No datagram leaves
+// before its time, none more than ReleaseWindow after it, and each
+// destination's datagrams leave in the order of their arrival times. A
+// millisecond is the resolution at which the Go runtime, idle, sleeps
+// anyway.
+const ReleaseWindow = time.Millisecond
+
+// BatchWriter is a connection that writes several datagrams in one call
+// (sendmmsg on Linux). When the connection a [Conn] wraps is one, the
+// datagrams the Conn releases together go out in one call.
+type BatchWriter interface {
+	// WriteBatch writes ps[i] to addrs[i] in order (len(addrs) ==
+	// len(ps)) and returns how many it wrote; when that is fewer than
+	// len(ps), err says why the next one failed. A Conn calls it from
+	// one goroutine at a time and keeps neither slice.
+	WriteBatch(ps [][]byte, addrs []net.Addr) (int, error)
+}
+
 // LinkIdle is how long a destination may go without a datagram before a
 // [Conn] forgets its link. A destination written to again later starts a
 // fresh link (its streams from the start), as a new path would.
@@ -34,6 +56,7 @@ const LinkIdle = time.Minute
 // ConnStats counts what a [Conn] did with the datagrams written to it, and
 // what was read through it. Counters only grow.
 type ConnStats struct {
+	Releases    uint64 // wake-ups that wrote held datagrams (each writes one or more)
 	Written     uint64 // datagrams passed to WriteTo
 	Bytes       uint64 // their total size
 	QueueDrops  uint64 // dropped by the uplink queue (Bandwidth, Queue)
@@ -55,7 +78,8 @@ type ConnStats struct {
 // datagram passes through one [Uplink] shared by all destinations, then
 // through a [Link] of its own destination address, and is written to the
 // wrapped connection at its arrival time (twice if duplicated, never if
-// lost). Time counts from the wrap: phase 1 of the profile begins then.
+// lost), or up to [ReleaseWindow] after it together with those due close
+// to it. Time counts from the wrap: phase 1 of the profile begins then.
 // Reading is not impaired: wrap both ends to impair both directions.
 //
 // The decisions are those of the models: given the same sequence of writes
@@ -64,7 +88,9 @@ type ConnStats struct {
 // millisecond on an idle machine).
 //
 // A Conn is safe for concurrent use. One goroutine, started by
-// [WrapPacketConn] and stopped by [Conn.Close], writes the held datagrams.
+// [WrapPacketConn] and stopped by [Conn.Close], writes the held datagrams;
+// it wakes only when they are due (a write arms its one timer, it does not
+// wake it).
 type Conn struct {
 	inner net.PacketConn
 	start time.Time
@@ -76,12 +102,13 @@ type Conn struct {
 	links   map[string]*connLink
 	swept   time.Duration // when idle links were last looked for
 	queue   timed[pending]
+	timer   *time.Timer   // fires when the held datagrams are to be released
+	armed   time.Duration // when timer fires; -1: stopped
 	closed  bool
 	stats   ConnStats
 	delays  []time.Duration // ring of the last MaxDelaySamples delays
 	next    int             // where the ring writes next
 
-	wake chan struct{}
 	done chan struct{}
 	wg   sync.WaitGroup
 }
@@ -106,9 +133,11 @@ func WrapPacketConn(c net.PacketConn, p Profile, r *rng.PCG) *Conn {
 		uplink:  NewUplink(p),
 		profile: Profile{Name: p.Name, Phases: slices.Clone(p.Phases)},
 		links:   make(map[string]*connLink),
-		wake:    make(chan struct{}, 1),
+		timer:   time.NewTimer(time.Hour),
+		armed:   -1,
 		done:    make(chan struct{}),
 	}
+	w.timer.Stop()
 	w.wg.Add(1)
 	go w.run()
 	return w
@@ -154,10 +183,7 @@ func (w *Conn) WriteTo(b []byte, addr net.Addr) (int, error) {
 		}
 		w.queue.push(at, pending{data: data, addr: addr})
 	}
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.arm(now)
 	return len(b), nil
 }
 
@@ -198,48 +224,97 @@ func (w *Conn) link(now time.Duration, key string) *Link {
 	return l.Link
 }
 
+// releaseAt returns when the held datagrams are next to be written: when
+// the last of those due within ReleaseWindow of the earliest is due; ok is
+// false when none is held. The caller holds w.mu.
+func (w *Conn) releaseAt() (at time.Duration, ok bool) {
+	first, ok := w.queue.peek()
+	if !ok {
+		return 0, false
+	}
+	return w.queue.lastBy(first + ReleaseWindow), true
+}
+
+// arm sets the timer for the next release, as of now. The caller holds
+// w.mu.
+func (w *Conn) arm(now time.Duration) {
+	at, ok := w.releaseAt()
+	switch {
+	case !ok:
+		if w.armed >= 0 {
+			w.timer.Stop()
+			w.armed = -1
+		}
+	case at != w.armed:
+		w.timer.Reset(max(at-now, 0))
+		w.armed = at
+	}
+}
+
 // run writes held datagrams when their time comes.
 func (w *Conn) run() {
 	defer w.wg.Done()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	var due []pending
+	var ps [][]byte
+	var addrs []net.Addr
+	batch, _ := w.inner.(BatchWriter)
 	for {
-		w.mu.Lock()
-		now := time.Since(w.start)
-		due = due[:0]
-		for at, ok := w.queue.peek(); ok && at <= now; at, ok = w.queue.peek() {
-			_, p := w.queue.pop()
-			due = append(due, p)
-		}
-		wait := time.Duration(-1)
-		if at, ok := w.queue.peek(); ok {
-			wait = at - now
-		}
-		w.mu.Unlock()
-
-		for _, p := range due {
-			_, err := w.inner.WriteTo(p.data, p.addr)
-			w.mu.Lock()
-			if err != nil {
-				w.stats.WriteErrors++
-			} else {
-				w.stats.Delivered++
-			}
-			w.mu.Unlock()
-		}
-		if len(due) > 0 {
-			continue // time has passed while writing: look again
-		}
-		if wait >= 0 {
-			timer.Reset(wait)
-		}
 		select {
 		case <-w.done:
 			return
-		case <-w.wake:
-		case <-timer.C:
+		case <-w.timer.C:
 		}
+		w.mu.Lock()
+		now := time.Since(w.start)
+		w.armed = -1
+		due = due[:0]
+		if at, ok := w.releaseAt(); ok && at <= now {
+			for at, ok := w.queue.peek(); ok && at <= now; at, ok = w.queue.peek() {
+				_, p := w.queue.pop()
+				due = append(due, p)
+			}
+		}
+		w.arm(now)
+		w.mu.Unlock()
+		if len(due) == 0 {
+			continue
+		}
+
+		var delivered, failed uint64
+		if batch != nil {
+			ps, addrs = ps[:0], addrs[:0]
+			for _, p := range due {
+				ps, addrs = append(ps, p.data), append(addrs, p.addr)
+			}
+			for len(ps) > 0 {
+				n, err := batch.WriteBatch(ps, addrs)
+				delivered += uint64(n)
+				if n < len(ps) && err != nil {
+					failed++
+					n++ // the one that failed is dropped, as a single write's would be
+				}
+				if n == 0 {
+					n = len(ps) // no progress and no error: give the rest up
+					failed += uint64(len(ps))
+				}
+				ps, addrs = ps[n:], addrs[n:]
+			}
+			clear(due) // let go of the data
+		} else {
+			for i, p := range due {
+				if _, err := w.inner.WriteTo(p.data, p.addr); err != nil {
+					failed++
+				} else {
+					delivered++
+				}
+				due[i] = pending{}
+			}
+		}
+		w.mu.Lock()
+		w.stats.Releases++
+		w.stats.Delivered += delivered
+		w.stats.WriteErrors += failed
+		w.mu.Unlock()
 	}
 }
 
@@ -278,6 +353,8 @@ func (w *Conn) Close() error {
 	}
 	w.closed = true
 	w.queue = timed[pending]{}
+	w.timer.Stop()
+	w.armed = -1
 	w.mu.Unlock()
 	close(w.done)
 	w.wg.Wait()

@@ -50,6 +50,26 @@ func (q *timed[M]) pop() (time.Duration, M) {
 	return first.at, first.m
 }
 
+// lastBy returns the latest time at or before limit among the messages
+// (limit itself is not returned unless a message is due then). It visits
+// only the messages due by limit, and their children: a parent is never
+// due after its children. It returns -1 when none is due by limit.
+func (q *timed[M]) lastBy(limit time.Duration) time.Duration {
+	last := time.Duration(-1)
+	var stack [64]int
+	todo := append(stack[:0], 0)
+	for len(todo) > 0 {
+		i := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if i >= len(q.items) || q.items[i].at > limit {
+			continue
+		}
+		last = max(last, q.items[i].at)
+		todo = append(todo, 2*i+1, 2*i+2)
+	}
+	return last
+}
+
 func (a *timedItem[M]) before(b *timedItem[M]) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }

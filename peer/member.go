@@ -279,13 +279,16 @@ func (m *Member) lobby(ctx context.Context) (*Agreement, error) {
 
 // drive feeds the Input hook at the frame clock's pace until the last frame
 // is stepped (nil), Close is called (nil), the session's Run returns
-// (errRunEnded) or ctx ends.
+// (errRunEnded) or ctx ends. It sleeps until the next frame begins, not on
+// a ticker of its own: the session wakes at the frame's start as well, so
+// the process wakes once for both.
 func (m *Member) drive(ctx context.Context, sess *Agreement, runDone <-chan struct{}) error {
 	var tick <-chan time.Time
+	var timer *time.Timer
 	if m.cfg.Input != nil {
-		t := time.NewTicker(sess.Frame() / 2)
-		defer t.Stop()
-		tick = t.C
+		timer = time.NewTimer(0)
+		defer timer.Stop()
+		tick = timer.C
 	}
 	next := bucket.Frame(0)
 	end := m.end()
@@ -304,7 +307,8 @@ func (m *Member) drive(ctx context.Context, sess *Agreement, runDone <-chan stru
 		now := time.Since(sess.Start)
 		from := bucket.Frame(m.inputFrom.Load())
 		if from >= end {
-			continue // a member coming back, not admitted yet: no input
+			timer.Reset(sess.Frame()) // a member coming back, not admitted yet: no input
+			continue
 		}
 		next = max(next, from)
 		for ; now >= 0 && next <= bucket.Frame(now/sess.Frame()) && next < end; next++ {
@@ -314,7 +318,15 @@ func (m *Member) drive(ctx context.Context, sess *Agreement, runDone <-chan stru
 				}
 			}
 		}
+		if next < end {
+			timer.Reset(frameStart(sess, next))
+		}
 	}
+}
+
+// frameStart returns how long until frame f of sess begins (0 if it has).
+func frameStart(sess *Agreement, f bucket.Frame) time.Duration {
+	return max(time.Until(sess.Start.Add(time.Duration(f)*sess.Frame())), 0)
 }
 
 // end returns the first frame past the session, or the largest frame.

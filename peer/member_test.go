@@ -182,3 +182,20 @@ func TestLobbyTimeout(t *testing.T) {
 		t.Fatalf("err = %v, want ErrLobbyTimeout", err)
 	}
 }
+
+// TestFrameStart: the Input hook's driver sleeps until the next frame
+// begins on the session clock (so that it wakes with the session), and
+// not at all for a frame that has begun.
+func TestFrameStart(t *testing.T) {
+	sess := &Agreement{Params: SessionParams{FrameMillis: 50}, Start: time.Now().Add(time.Hour)}
+	if d := frameStart(sess, 2); d <= time.Hour || d > time.Hour+100*time.Millisecond {
+		t.Fatalf("frame 2 of a session an hour away begins in %v, want an hour and 100ms", d)
+	}
+	sess.Start = time.Now().Add(-time.Hour)
+	if d := frameStart(sess, 5); d != 0 {
+		t.Fatalf("frame 5 of a session an hour old begins in %v, want 0", d)
+	}
+	if d := frameStart(sess, bucket.Frame(time.Hour/(50*time.Millisecond))+2); d <= 50*time.Millisecond || d > 100*time.Millisecond {
+		t.Fatalf("the frame after next begins in %v, want between one and two frames", d)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/quic-go/quic-go"
 	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // socket is one UDP socket of the host's QUIC side, as go-libp2p's
@@ -147,11 +148,65 @@ func (s *socket) SetReadBuffer(n int) error          { return s.conn.SetReadBuff
 func (s *socket) SetWriteBuffer(n int) error         { return s.conn.SetWriteBuffer(n) }
 
 // rawSocket is a socket as the impairment wrapper sees it: the wrapper
-// writes to the real socket, and closing the wrapper leaves the socket to
-// the host.
-type rawSocket struct{ *net.UDPConn }
+// writes to the real socket, the datagrams it releases together in one
+// system call where the system offers it (sendmmsg: netsim.BatchWriter),
+// and closing the wrapper leaves the socket to the host.
+type rawSocket struct {
+	*net.UDPConn
+	batch interface {
+		WriteBatch([]ipv4.Message, int) (int, error)
+	}
+	msgs []ipv4.Message // WriteBatch's, reused
+}
 
-func (rawSocket) Close() error { return nil }
+// newRawSocket returns the impairment's view of c.
+func newRawSocket(c *net.UDPConn) *rawSocket {
+	r := &rawSocket{UDPConn: c}
+	if a, ok := c.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() == nil {
+		r.batch = ipv6.NewPacketConn(c)
+	} else {
+		r.batch = ipv4.NewPacketConn(c)
+	}
+	return r
+}
+
+func (*rawSocket) Close() error { return nil }
+
+// WriteBatch writes ps[i] to addrs[i], as many as it can per system
+// call. It is called from the impairment's one goroutine.
+func (r *rawSocket) WriteBatch(ps [][]byte, addrs []net.Addr) (int, error) {
+	r.msgs = r.msgs[:0]
+	for i, p := range ps {
+		if len(r.msgs) < cap(r.msgs) {
+			r.msgs = r.msgs[:len(r.msgs)+1]
+		} else {
+			r.msgs = append(r.msgs, ipv4.Message{Buffers: make([][]byte, 1)})
+		}
+		m := &r.msgs[len(r.msgs)-1]
+		if len(m.Buffers) != 1 {
+			m.Buffers = make([][]byte, 1)
+		}
+		m.Buffers[0], m.Addr, m.OOB = p, addrs[i], nil
+	}
+	written := 0
+	for written < len(r.msgs) {
+		n, err := r.batch.WriteBatch(r.msgs[written:], 0)
+		written += n
+		if err != nil || n == 0 {
+			r.release()
+			return written, err
+		}
+	}
+	r.release()
+	return written, nil
+}
+
+// release lets go of the packets the messages referred to.
+func (r *rawSocket) release() {
+	for i := range r.msgs {
+		r.msgs[i].Buffers[0], r.msgs[i].Addr = nil, nil
+	}
+}
 
 // sockets records every UDP socket the host's connection manager opens.
 type sockets struct {

@@ -47,7 +47,7 @@ func TestSocketImpairedGSO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := netsim.WrapPacketConn(rawSocket{from}, p, rng.New(1, 2))
+	im := netsim.WrapPacketConn(newRawSocket(from), p, rng.New(1, 2))
 	defer im.Close()
 	var pc net.PacketConn = im
 	a.impair.Store(&pc)
@@ -89,5 +89,38 @@ func TestSocketImpairedGSO(t *testing.T) {
 	}
 	if st := b.counts.stats(); st.Read != 3 || st.ReadBytes != 250 {
 		t.Errorf("the reading socket counted %+v read, want 3 packets, 250 bytes", st)
+	}
+}
+
+// TestRawSocketWriteBatch: the impairment's batched writes reach each
+// destination, in order, from the socket's own address.
+func TestRawSocketWriteBatch(t *testing.T) {
+	listen := func() *net.UDPConn {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	from, x, y := listen(), listen(), listen()
+	raw := newRawSocket(from)
+	for round := range 2 { // the second reuses the messages
+		ps := [][]byte{[]byte("x1"), []byte("y1"), []byte("x2")}
+		addrs := []net.Addr{x.LocalAddr(), y.LocalAddr(), x.LocalAddr()}
+		if n, err := raw.WriteBatch(ps, addrs); n != 3 || err != nil {
+			t.Fatalf("round %d: WriteBatch = %d, %v", round, n, err)
+		}
+		for _, want := range []struct {
+			c    *net.UDPConn
+			data string
+		}{{x, "x1"}, {x, "x2"}, {y, "y1"}} {
+			buf := make([]byte, 16)
+			want.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			n, addr, err := want.c.ReadFrom(buf)
+			if err != nil || string(buf[:n]) != want.data || addr.String() != from.LocalAddr().String() {
+				t.Fatalf("round %d: read %q from %v (%v), want %q from %v", round, buf[:n], addr, err, want.data, from.LocalAddr())
+			}
+		}
 	}
 }

@@ -236,7 +236,7 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 	}
 	if cfg.Profile != nil {
 		r := sess.Seed.PCG().Derive(fmt.Sprintf("peer/netsim/%d", sess.Self))
-		t.impaired = netsim.WrapPacketConn(rawSocket{sock.conn}, *cfg.Profile, r)
+		t.impaired = netsim.WrapPacketConn(newRawSocket(sock.conn), *cfg.Profile, r)
 		var pc net.PacketConn = t.impaired
 		sock.impair.Store(&pc)
 	}

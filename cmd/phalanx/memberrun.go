@@ -105,7 +105,10 @@ func (r *memberRun) onStep(f bucket.Frame, cmds []bucket.Command, _ uint64) {
 // drive shares the cursors and, for phalanx mesh, reports progress every
 // half second, until the member is done.
 func (r *memberRun) drive(ctx context.Context) {
-	tick := time.NewTicker(time.Duration(r.mf.frameMS) * time.Millisecond / 2)
+	// Every half frame of the session clock, not of a ticker's own: the
+	// member wakes at the frame's start anyway, and wakes once for both.
+	half := time.Duration(r.mf.frameMS) * time.Millisecond / 2
+	tick := time.NewTimer(half)
 	defer tick.Stop()
 	var (
 		lastProgress     time.Time
@@ -126,6 +129,13 @@ func (r *memberRun) drive(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
+		r.mu.Lock()
+		wait := half
+		if r.sess != nil {
+			wait = half - (r.sessionTime()%half+half)%half
+		}
+		r.mu.Unlock()
+		tick.Reset(wait)
 		if r.m.Phase() != peer.PhasePlaying {
 			continue
 		}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 )
 
 // procLine is one line a member process printed.
@@ -18,6 +20,7 @@ type procLine struct {
 // lines to m.feed.
 func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []string) (*meshProc, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = memberEnv(os.Environ())
 	cmd.Stderr = &prefixWriter{w: m.stderr, prefix: fmt.Sprintf("[member %d] ", index)}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -47,6 +50,41 @@ func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []s
 		}
 	}()
 	return p, nil
+}
+
+// memberSchedtrace is the GODEBUG setting member processes run with
+// unless their environment sets schedtrace itself: with any schedtrace
+// the Go runtime's monitor thread (sysmon) never sleeps deeply, and so
+// no longer restarts polling every 20 µs each time a member, woken from
+// idle by a packet or a timer, makes a system call; it backs off to every
+// 10 ms instead. That halves a member's context switches. The interval,
+// the largest the runtime takes (about 24.8 days of monotonic clock),
+// keeps the scheduler's trace line from being printed but on a machine up
+// longer than that (once at start, then at that interval); a fatal error
+// also prints the scheduler's state.
+const memberSchedtrace = "schedtrace=2147483647"
+
+// memberEnv returns env with memberSchedtrace added to GODEBUG, unless
+// GODEBUG already sets schedtrace.
+func memberEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	debug := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			debug = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, kv := range strings.Split(debug, ",") {
+		if strings.HasPrefix(kv, "schedtrace=") {
+			return append(out, "GODEBUG="+debug)
+		}
+	}
+	if debug != "" {
+		debug += ","
+	}
+	return append(out, "GODEBUG="+debug+memberSchedtrace)
 }
 
 // abort kills the member processes started so far and waits for them.

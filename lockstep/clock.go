@@ -171,7 +171,9 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 // a network that is gone: they are forgotten, so that the report follows
 // the new samples alone at once rather than as they outnumber the old ones
 // over the window. (Bursts of loss on a steady network move the average of
-// 32 samples far less.)
+// 32 samples far less.) When it falls, the current block goes too (but
+// under a tight budget): it holds the worse network's last seconds, which
+// would hold the report up for the whole window.
 func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate bool) {
 	r.lags.Add(d)
 	if c.lateFast == 0 {
@@ -179,8 +181,11 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 	}
 	c.lateFast += (d - c.lateFast) / lateFastSamples
 	if c.late.Len(now) >= lateShiftSamples {
-		if m := c.late.Mean(now); c.lateFast > 2*m+lateShift || c.lateFast < m/2-lateShift {
+		switch m := c.late.Mean(now); {
+		case c.lateFast > 2*m+lateShift || c.lateFast < m/2-lateShift && c.tight():
 			c.late.Forget()
+		case c.lateFast < m/2-lateShift:
+			c.late.Reset()
 		}
 	}
 	c.late.Add(now, d, candidate)
@@ -279,6 +284,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 	}
 	lag := c.lateReport
 	partial := lag == 0
+	sum, reports := lag, 1
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) {
 			continue
@@ -293,6 +299,17 @@ func (c *Core) updatePolicy(now time.Duration) {
 			continue
 		}
 		lag = max(lag, r.reportedLag)
+		sum += r.reportedLag
+		reports++
+	}
+	if !partial && !c.tight() {
+		// The mean of the reports, our own included: each is the
+		// lateness its member's frames need covered, estimated from a
+		// few dozen of the worst samples of its window, and the largest
+		// of several such estimates is mostly the noisiest. Every member
+		// averages the same reports, so the leads still agree. (Under a
+		// tight budget the largest, tight.go.)
+		lag = sum / time.Duration(reports)
 	}
 	// The lead covers the lateness, a seal change's wait for its send, and
 	// the second copy of a seal whose first datagram was lost. Until every

@@ -94,9 +94,10 @@ type Config struct {
 	// then or sent again meanwhile (default a tenth of a frame; negative
 	// never): one lost datagram then costs SealRepeat, not a repeat
 	// interval, and the adaptive lead covers it. The copy goes only to a
-	// member whose path lost a datagram within the last five minutes (none
-	// before the first loss), and never under a byte budget too tight for
-	// a datagram a frame to every member.
+	// member whose path has shown loss within the last five minutes (a gap
+	// in its datagrams' numbers, or its own copies; none before the first),
+	// and never under a byte budget too tight for a datagram a frame to
+	// every member.
 	SealRepeat  time.Duration
 	MaxInterval time.Duration // longest silence towards a member: a keep-alive is sent after it (default 250 ms)
 	// Budget caps the bytes per second this member sends, counting

@@ -21,7 +21,7 @@ type Policy interface {
 // passes it, from what happened: every member measures how late the news in
 // every other member's datagrams reached it, and reports to all the lead
 // that would have brought all but 3%/(members-1) of the last 40 seconds'
-// news on time; each member's lead covers the largest report, its own
+// news on time; each member's lead covers the mean of the reports, its own
 // included, so the members' leads agree. Over a frame the lead is a whole
 // number of half frames. It rises at once when a report asks for more and
 // falls only after two seconds of reports asking for a quarter frame less

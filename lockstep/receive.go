@@ -131,6 +131,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		return
 	}
 	if newer {
+		c.copySeen(now, r, p.Seal, next, sent, first)
 		r.newestSeal, r.newestNext = p.Seal, next
 	}
 	if p.Seal > r.topSeal {

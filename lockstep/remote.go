@@ -46,6 +46,7 @@ type remote struct {
 	clockN      int
 	bestOff     time.Duration // the largest of clockOff (addClock)
 	newestClock time.Duration // the frame clock in its newest datagram
+	newestSent  time.Duration // the send time of its newest datagram, on our clock (copySeen)
 	reportedLag time.Duration // its report of how late the members' datagrams' news reaches it (see sampleLateness): what our lead must cover
 
 	// When we stopped listening to it, and whether it sent us something

@@ -43,9 +43,25 @@ func (c *Core) needsRepeat(r *remote) bool {
 // broadband a third more than five minutes (docs/benchmarks.md).
 const lossMemory = 5 * time.Minute
 
-// lossy reports whether the path to r lost a datagram within lossMemory.
+// lossy reports whether the path to r lost a datagram within lossMemory
+// (as we saw it, or as r's copies tell: copySeen).
 func (r *remote) lossy(now time.Duration) bool {
 	return r.lossSeen && now-r.lossAt < lossMemory
+}
+
+// copySeen notes, for a datagram from r newer than any before (seal and
+// Next as it carries them, sent at sent on our clock), before they replace
+// the newest's, whether it is a second copy (Config.SealRepeat): the
+// same seal and Next as the one before, sent less than half a repeat
+// interval after it. r sends copies only on a path it saw lose a datagram,
+// so the path is lossy for our copies too; a path that never lost one
+// before starts its memory now (only then: two members' copies would
+// otherwise keep each other's going for ever).
+func (c *Core) copySeen(now time.Duration, r *remote, seal bucket.Frame, next uint32, sent time.Duration, first bool) {
+	if !first && !r.lossSeen && seal == r.newestSeal && next == r.newestNext && sent-r.newestSent < c.cfg.MinInterval/2 {
+		r.lossSeen, r.lossAt = true, now
+	}
+	r.newestSent = sent
 }
 
 // due reports whether a datagram should go to r now, and if not, when.

@@ -103,6 +103,14 @@ func (t *Tail) Forget() {
 	}
 }
 
+// Reset empties every block: the caller saw the measurements shift, and
+// none of the older ones describes what it measures.
+func (t *Tail) Reset() {
+	for i := range t.blocks {
+		t.blocks[i].clear()
+	}
+}
+
 // Len returns how many samples the window holds at now.
 func (t *Tail) Len(now time.Duration) int {
 	t.rotate(now)

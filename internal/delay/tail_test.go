@@ -82,6 +82,14 @@ func TestTailCandidatesAndMean(t *testing.T) {
 	if got, n := tl.Quantile(time.Second, 0), tl.Len(time.Second); got != ms(10) || n != 1 {
 		t.Errorf("after Forget: %v over %d samples, want 10ms over 1 (the current block kept)", got, n)
 	}
+	tl.Reset()
+	if got, n := tl.Quantile(time.Second, 0), tl.Len(time.Second); got != 0 || n != 0 {
+		t.Errorf("after Reset: %v over %d samples, want nothing", got, n)
+	}
+	tl.Add(time.Second, ms(4), true)
+	if got, n := tl.Quantile(time.Second, 0), tl.Len(time.Second); got != ms(4) || n != 1 {
+		t.Errorf("a sample after Reset: %v over %d samples, want 4ms over 1", got, n)
+	}
 	if got := NewTail(time.Second, 1, 1).Quantile(0, 0.5); got != 0 {
 		t.Errorf("empty window: %v, want 0", got)
 	}

@@ -257,7 +257,12 @@ func (c *Core) updatePolicy(now time.Duration) {
 		return
 	}
 	c.lastPolicy = now
-	c.lateReport = 0
+	// Until the window holds minLate samples the report is too thin to
+	// give, and zero says "not measured yet" (partial, below). Once given,
+	// a report stands while a shift of the lateness refills the window
+	// (addLateness): a member whose report went to zero would make every
+	// member's lead follow the largest report, and the lead rise just as
+	// the network got better.
 	if c.late.Len(now) >= c.minLate() {
 		share := lateShare / float64(max(1, c.cfg.Members-1))
 		if c.tight() {

@@ -47,6 +47,7 @@ type remote struct {
 	bestOff     time.Duration // the largest of clockOff (addClock)
 	newestClock time.Duration // the frame clock in its newest datagram
 	newestSent  time.Duration // the send time of its newest datagram, on our clock (copySeen)
+	newestNews  bool          // whether its newest datagram moved the seal or Next on from the one before (copySeen)
 	reportedLag time.Duration // its report of how late the members' datagrams' news reaches it (see sampleLateness): what our lead must cover
 
 	// When we stopped listening to it, and whether it sent us something

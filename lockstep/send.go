@@ -51,17 +51,22 @@ func (r *remote) lossy(now time.Duration) bool {
 
 // copySeen notes, for a datagram from r newer than any before (seal and
 // Next as it carries them, sent at sent on our clock), before they replace
-// the newest's, whether it is a second copy (Config.SealRepeat): the
-// same seal and Next as the one before, sent less than half a repeat
-// interval after it. r sends copies only on a path it saw lose a datagram,
-// so the path is lossy for our copies too; a path that never lost one
-// before starts its memory now (only then: two members' copies would
-// otherwise keep each other's going for ever).
+// the newest's, whether it is a second copy (Config.SealRepeat): the same
+// seal and Next as the one before, which carried news (moved the seal or
+// Next on), sent at most twice SealRepeat after it and sooner than a
+// repeat (MinInterval). A datagram sent soon after another for other news
+// (an admission, a leave) is told from a copy when the one before moved
+// nothing on; within twice SealRepeat of a seal change it counts as one.
+// r sends copies only on a path it saw lose a datagram, so the path is
+// lossy for our copies too; a path that never lost one before starts its
+// memory now (only then: two members' copies would otherwise keep each
+// other's going for ever).
 func (c *Core) copySeen(now time.Duration, r *remote, seal bucket.Frame, next uint32, sent time.Duration, first bool) {
-	if !first && !r.lossSeen && seal == r.newestSeal && next == r.newestNext && sent-r.newestSent < c.cfg.MinInterval/2 {
+	same := seal == r.newestSeal && next == r.newestNext
+	if gap := sent - r.newestSent; !first && !r.lossSeen && same && r.newestNews && gap <= 2*c.cfg.SealRepeat && gap < c.cfg.MinInterval {
 		r.lossSeen, r.lossAt = true, now
 	}
-	r.newestSent = sent
+	r.newestSent, r.newestNews = sent, !same
 }
 
 // due reports whether a datagram should go to r now, and if not, when.

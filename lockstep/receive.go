@@ -60,6 +60,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	r.lastRecv = now
 	if first {
 		r.heardPos = c.position(now)
+		// Its silence now counts from here, not from the origin
+		// (checkTimeouts): before it, if we hear it before frame 0.
+		c.timeoutsFrom = min(c.timeoutsFrom, now+c.cfg.DropTimeout)
 	}
 
 	// Timing: echo of our datagram, one-way delay variation, clock.

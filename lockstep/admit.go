@@ -179,6 +179,18 @@ func (c *Core) onJoinRequest(now time.Duration, from bucket.Slot, p *wire.Packet
 	return false
 }
 
+// announcesUs reports whether p carries an admissions entry for self
+// other than a request: a member announcing our admission, which it
+// repeats until we echo it (onAdmissions, admitHeard).
+func announcesUs(p *wire.Packet, self bucket.Slot) bool {
+	for _, a := range p.Admissions {
+		if a.Slot == self && a.Flags&wire.AdmitRequest == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // onAdmissions takes in member r's admissions entries, from a datagram p
 // newer than any before from it.
 func (c *Core) onAdmissions(now time.Duration, r *remote, p *wire.Packet) {

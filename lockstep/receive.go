@@ -56,6 +56,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		return
 	}
 	first := !r.heard
+	gap := now - r.lastRecv
 	r.heard = true
 	r.lastRecv = now
 	if first {
@@ -88,6 +89,13 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 			}
 		}
 		r.newest, r.newestAt = p.Number, now
+		// What waits for our echo of it goes in the next datagram to it
+		// even when echoes are sparse (tight.go, echoDue): its leave, its
+		// announcement of our admission, its first datagrams after a
+		// freeze (a long silence, or ours).
+		if p.HasLeave || c.resumed || !first && gap > c.cfg.DropTimeout/2 || announcesUs(p, c.self) {
+			r.echoWanted = true
+		}
 	}
 	// A datagram sent before the path first carried anything waited for
 	// the connection to be set up (handshakes lost and repeated): its delay

@@ -232,10 +232,11 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 			Ack:      uint16(theirs.Next()),
 			AckSeal:  theirs.Seal(),
 			Lag:      lagReport(c.lateReport),
-			HasEcho:  r.heard && c.echoDue(r.number),
+			HasEcho:  r.heard && (r.echoWanted || c.echoDue(r.number)),
 			Echo:     wire.Echo{Number: r.newest, Hold: durationTicks(now - r.newestAt)},
 			Commands: c.wireCmds[:0],
 		}
+		r.echoWanted = r.echoWanted && !p.HasEcho
 		p.Membership.Views, p.Relay.Commands = c.views[:0], c.relayCmds[:0]
 		p.Detail.Frames, p.Detail.Sections = c.detailFrames[:0], c.detailSections[:0]
 		if c.hasCheckpoint && (r.cpFrame != c.checkpoint.Frame || r.cpSends < c.checkpointSends()) && c.checkpointDue() {

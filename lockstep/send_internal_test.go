@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
 // A second copy is the seal and Next of a datagram that moved them on,
@@ -44,4 +45,60 @@ func TestCopySeen(t *testing.T) {
 			t.Errorf("%s: lossy %v, want %v", tc.name, r.lossSeen, tc.lossy)
 		}
 	}
+}
+
+// Under a tight budget, where only every few datagrams carry an echo, the
+// datagram answering a member's leave carries one: the leaver waits for it
+// (leaveHeard).
+func TestTightEchoesLeave(t *testing.T) {
+	cores := make([]*Core, 5)
+	for i := range cores {
+		c, err := NewCore(Config{Members: 5, Self: bucket.Slot(i), Budget: 3600}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cores[i] = c
+	}
+	c := cores[0]
+	if !c.tight() {
+		t.Fatal("3,600 B/s for 5 members is not tight")
+	}
+	ms := time.Millisecond
+	from1 := func(now time.Duration) {
+		for _, d := range cores[1].Ready(now).Datagrams {
+			if d.To == 0 {
+				c.Receive(now, 1, d.Data)
+			}
+		}
+	}
+	from1(10 * ms)
+	now := time.Second
+	c.Ready(now)
+	r := c.peers[1]
+	if !r.heard {
+		t.Fatal("member 1 not heard")
+	}
+	if r.number < tightEchoFirst || c.echoDue(r.number) {
+		r.number = tightEchoFirst + 1 // a datagram without an echo but for the leave
+	}
+	if _, err := cores[1].Leave(now); err != nil {
+		t.Fatal(err)
+	}
+	from1(now)
+	var pkt wire.Packet
+	for ; now < 3*time.Second; now += 10 * ms {
+		for _, d := range c.Ready(now).Datagrams {
+			if d.To != 1 {
+				continue
+			}
+			if err := wire.Parse(d.Data, &pkt); err != nil {
+				t.Fatal(err)
+			}
+			if !pkt.HasEcho {
+				t.Errorf("datagram %d after member 1's leave carries no echo", pkt.Number)
+			}
+			return
+		}
+	}
+	t.Fatal("no datagram to member 1 after its leave")
 }

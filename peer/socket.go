@@ -156,6 +156,7 @@ type rawSocket struct {
 	batch interface {
 		WriteBatch([]ipv4.Message, int) (int, error)
 	}
+	v6   bool           // an IPv6 socket, perhaps dual-stack
 	msgs []ipv4.Message // WriteBatch's, reused
 }
 
@@ -163,7 +164,7 @@ type rawSocket struct {
 func newRawSocket(c *net.UDPConn) *rawSocket {
 	r := &rawSocket{UDPConn: c}
 	if a, ok := c.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() == nil {
-		r.batch = ipv6.NewPacketConn(c)
+		r.batch, r.v6 = ipv6.NewPacketConn(c), true
 	} else {
 		r.batch = ipv4.NewPacketConn(c)
 	}
@@ -174,7 +175,41 @@ func (*rawSocket) Close() error { return nil }
 
 // WriteBatch writes ps[i] to addrs[i], as many as it can per system
 // call. It is called from the impairment's one goroutine.
+//
+// On an IPv6 socket a datagram to an IPv4 address goes out alone: the
+// batch would address it as IPv4, which a dual-stack socket refuses, and
+// the single write maps the address into IPv6.
 func (r *rawSocket) WriteBatch(ps [][]byte, addrs []net.Addr) (int, error) {
+	written := 0
+	for written < len(ps) {
+		if r.v4on6(addrs[written]) {
+			if _, err := r.UDPConn.WriteTo(ps[written], addrs[written]); err != nil {
+				return written, err
+			}
+			written++
+			continue
+		}
+		end := written + 1
+		for end < len(ps) && !r.v4on6(addrs[end]) {
+			end++
+		}
+		n, err := r.writeBatch(ps[written:end], addrs[written:end])
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// v4on6 reports whether a is an IPv4 address and the socket an IPv6 one.
+func (r *rawSocket) v4on6(a net.Addr) bool {
+	u, ok := a.(*net.UDPAddr)
+	return r.v6 && ok && u.IP.To4() != nil
+}
+
+// writeBatch writes ps[i] to addrs[i] with as few system calls as it can.
+func (r *rawSocket) writeBatch(ps [][]byte, addrs []net.Addr) (int, error) {
 	r.msgs = r.msgs[:0]
 	for i, p := range ps {
 		if len(r.msgs) < cap(r.msgs) {

@@ -22,7 +22,9 @@ type Policy interface {
 // every other member's datagrams reached it, and reports to all the lead
 // that would have brought all but 3%/(members-1) of the last 40 seconds'
 // news on time; each member's lead covers the mean of the reports, its own
-// included, so the members' leads agree. Over a frame the lead is a whole
+// included, so the members' leads agree (until every member has reported,
+// and under a tight byte budget, the largest report: see
+// docs/architecture.md, "Sending"). Over a frame the lead is a whole
 // number of half frames. It rises at once when a report asks for more and
 // falls only after two seconds of reports asking for a quarter frame less
 // than the step below; when the lateness shifts, the older measurements are

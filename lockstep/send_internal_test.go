@@ -64,29 +64,33 @@ func TestTightEchoesLeave(t *testing.T) {
 		t.Fatal("3,600 B/s for 5 members is not tight")
 	}
 	ms := time.Millisecond
-	from1 := func(now time.Duration) {
-		for _, d := range cores[1].Ready(now).Datagrams {
-			if d.To == 0 {
-				c.Receive(now, 1, d.Data)
+	// Member 1 runs until member 0 holds what want says; the datagrams
+	// it sends to member 0 arrive at once.
+	now := 10 * ms
+	from1 := func(want func() bool) {
+		for ; !want(); now += 10 * ms {
+			if now > 10*time.Second {
+				t.Fatal("member 0 did not hear member 1")
+			}
+			for _, d := range cores[1].Ready(now).Datagrams {
+				if d.To == 0 {
+					c.Receive(now, 1, d.Data)
+				}
 			}
 		}
 	}
-	from1(10 * ms)
-	now := time.Second
-	c.Ready(now)
 	r := c.peers[1]
-	if !r.heard {
-		t.Fatal("member 1 not heard")
-	}
+	from1(func() bool { return r.heard })
+	c.Ready(now)
 	if r.number < tightEchoFirst || c.echoDue(r.number) {
 		r.number = tightEchoFirst + 1 // a datagram without an echo but for the leave
 	}
 	if _, err := cores[1].Leave(now); err != nil {
 		t.Fatal(err)
 	}
-	from1(now)
+	from1(func() bool { return c.leaveAt[1] != bucket.NoFrame })
 	var pkt wire.Packet
-	for ; now < 3*time.Second; now += 10 * ms {
+	for end := now + 2*time.Second; now < end; now += 10 * ms {
 		for _, d := range c.Ready(now).Datagrams {
 			if d.To != 1 {
 				continue

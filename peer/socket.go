@@ -177,8 +177,9 @@ func (*rawSocket) Close() error { return nil }
 // call. It is called from the impairment's one goroutine.
 //
 // On an IPv6 socket a datagram to an IPv4 address goes out alone: the
-// batch would address it as IPv4, which a dual-stack socket refuses, and
-// the single write maps the address into IPv6.
+// batch would address it as IPv4, which Linux takes on a dual-stack socket
+// but other systems refuse, and the single write maps the address into
+// IPv6.
 func (r *rawSocket) WriteBatch(ps [][]byte, addrs []net.Addr) (int, error) {
 	written := 0
 	for written < len(ps) {

@@ -15,7 +15,7 @@ type Stats struct {
 	Delay    int           // frames ahead a command submitted at the start of a frame is stamped now
 	Lead     time.Duration // the adaptive policy's lead: how long before a frame's time our seal passes it (0 with a fixed delay or turns)
 
-	Lag      time.Duration // the mean of the reports (ours included; the largest until all are in) of how late the members' datagrams' news reaches a member, what sizes the lead; under a tight budget, the level the largest report asks for (the report plus half a step, held: tight.go)
+	Lag      time.Duration // the mean of the reports (ours included; the largest until all are in) of how late the members' datagrams' news reaches a member, what sizes the lead; under a tight budget, the largest report as the lead follows it (the first plus half a step; later, the lead in place of a report less than half a step above it)
 	SendWait time.Duration // high percentile of how long a seal change waited for a send
 	Slewed   time.Duration // how much the frame clock has been slowed in total
 

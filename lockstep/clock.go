@@ -184,8 +184,10 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 		switch m := c.late.Mean(now); {
 		case c.lateFast > 2*m+lateShift || c.lateFast < m/2-lateShift && c.tight():
 			c.late.Forget()
+			c.lateHeld = 0
 		case c.lateFast < m/2-lateShift:
 			c.late.Reset()
+			c.lateHeld = c.lateReport
 		}
 	}
 	c.late.Add(now, d, candidate)
@@ -258,12 +260,14 @@ func (c *Core) updatePolicy(now time.Duration) {
 	}
 	c.lastPolicy = now
 	// Until the window holds minLate samples the report is too thin to
-	// give, and zero says "not measured yet" (partial, below). Once given,
-	// a report stands while a shift of the lateness refills the window
-	// (addLateness): a member whose report went to zero would make every
-	// member's lead follow the largest report, and the lead rise just as
-	// the network got better.
+	// give, and zero says "not measured yet" (partial, below): every
+	// member's lead then follows the largest report, which meets a rise of
+	// the lateness at once. After a fall emptied the window (addLateness)
+	// the last report stands instead until it refills: a report of zero
+	// would raise the leads just as the network got better.
+	c.lateReport = c.lateHeld
 	if c.late.Len(now) >= c.minLate() {
+		c.lateHeld = 0
 		share := lateShare / float64(max(1, c.cfg.Members-1))
 		if c.tight() {
 			share /= 2 // tight.go, tightLead

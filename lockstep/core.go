@@ -106,6 +106,7 @@ type Core struct {
 	lateFast   time.Duration // moving average of the newest samples of late (addLateness)
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
+	lateHeld   time.Duration // after a fall of the lateness emptied late, the report that stands until it refills (addLateness)
 
 	// No timeout can run out before timeoutsFrom while the members
 	// listened to are timeoutsMask and Config.Start is timeoutsStart

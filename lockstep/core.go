@@ -106,6 +106,8 @@ type Core struct {
 	lateFast   time.Duration // moving average of the newest samples of late (addLateness)
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
+	lossSeen   bool          // a datagram to us was lost on some path, lossAt when we last saw one (send.go, lossy)
+	lossAt     time.Duration
 
 	// No timeout can run out before timeoutsFrom while the members
 	// listened to are timeoutsMask and Config.Start is timeoutsStart

@@ -96,7 +96,7 @@ type Config struct {
 	// interval, and the adaptive lead covers it. The copy goes only to a
 	// member whose path has shown loss within the last five minutes (a gap
 	// in its datagrams' numbers, or its own copies; none before the first),
-	// and never under a byte budget too tight for a datagram a frame to
+	// or to every member once we saw a gap on any path within them, and never under a byte budget too tight for a datagram a frame to
 	// every member.
 	SealRepeat  time.Duration
 	MaxInterval time.Duration // longest silence towards a member: a keep-alive is sent after it (default 250 ms)

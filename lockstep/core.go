@@ -107,6 +107,8 @@ type Core struct {
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 	lateHeld   time.Duration // after a fall of the lateness emptied late, the report that stands until it refills (addLateness)
+	lossSeen   bool          // a datagram to us was lost on some path, lossAt when we last saw one (send.go, lossy)
+	lossAt     time.Duration
 
 	// No timeout can run out before timeoutsFrom while the members
 	// listened to are timeoutsMask and Config.Start is timeoutsStart

@@ -84,8 +84,10 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 			skipped = int(p.Number-r.newest) - 1
 			if skipped > 0 {
 				// A datagram lost on its path to us: the path is
-				// lossy, for our copies too (send.go, lossy).
+				// lossy, for our copies too, and so, for a while, is
+				// every path of ours (send.go, lossy).
 				r.lossSeen, r.lossAt = true, now
+				c.lossSeen, c.lossAt = true, now
 			}
 		}
 		r.newest, r.newestAt = p.Number, now

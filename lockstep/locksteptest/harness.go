@@ -92,11 +92,10 @@ type harness struct {
 	net        *netsim.Network[*event] // the members' uplinks and links, and the queue of everything that happens next
 	now        time.Duration
 	members    []*member
-	free       []*event                // recycled events: at most the queue's largest size
+	pool                               // recycled events and datagram buffers: at most the queue's largest size
 	cmds       map[commandKey]*pending // commands submitted, not yet executed by every active member
 	history    *history                // the members' newest frames' hashes, compared as they step
 	res        *Result
-	bufs       [][]byte      // recycled datagram buffers: at most the queue's largest size
 	splitFrom  time.Duration // a partition is in force in [splitFrom, splitTo)
 	splitTo    time.Duration
 	splitGroup uint64        // the members cut off from the rest, or 0 for halves

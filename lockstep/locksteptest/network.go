@@ -120,14 +120,3 @@ func (h *harness) copyEvent(e *event) *event {
 	c.data = append(h.buf(), e.data...)
 	return c
 }
-
-// buf returns a recycled datagram buffer, or nil.
-func (h *harness) buf() []byte {
-	n := len(h.bufs)
-	if n == 0 {
-		return nil
-	}
-	b := h.bufs[n-1]
-	h.bufs = h.bufs[:n-1]
-	return b
-}

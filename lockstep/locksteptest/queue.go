@@ -35,19 +35,37 @@ type event struct {
 // schedule queues e at time at.
 func (h *harness) schedule(at time.Duration, e *event) { h.net.Schedule(at, e) }
 
-func (h *harness) recycle(e *event) {
-	if e.kind == evDeliver || e.kind == evSegment {
-		h.bufs = append(h.bufs, e.data[:0])
-	}
-	*e = event{}
-	h.free = append(h.free, e)
+// pool recycles events and datagram buffers: the harness's, and each
+// window worker's own.
+type pool struct {
+	free []*event
+	bufs [][]byte
 }
 
-func (h *harness) newEvent() *event {
-	if n := len(h.free); n > 0 {
-		e := h.free[n-1]
-		h.free = h.free[:n-1]
+func (p *pool) recycle(e *event) {
+	if e.kind == evDeliver || e.kind == evSegment {
+		p.bufs = append(p.bufs, e.data[:0])
+	}
+	*e = event{}
+	p.free = append(p.free, e)
+}
+
+func (p *pool) newEvent() *event {
+	if n := len(p.free); n > 0 {
+		e := p.free[n-1]
+		p.free = p.free[:n-1]
 		return e
 	}
 	return &event{}
+}
+
+// buf returns a recycled datagram buffer, or nil.
+func (p *pool) buf() []byte {
+	n := len(p.bufs)
+	if n == 0 {
+		return nil
+	}
+	b := p.bufs[n-1]
+	p.bufs = p.bufs[:n-1]
+	return b
 }

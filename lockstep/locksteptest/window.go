@@ -66,10 +66,9 @@ type worker struct {
 	recs    []record      // this window's handlings, member after member
 	effects []effect
 	keys    []commandKey
-	free    []*event
-	bufs    [][]byte
-	lost    int64
-	err     any // a panic on the worker, raised again by the harness
+	pool
+	lost int64
+	err  any // a panic on the worker, raised again by the harness
 }
 
 // record is one event handled in a window.
@@ -436,31 +435,4 @@ func (wk *worker) waited(m *member, at time.Duration) {
 		m.maxWait = max(m.maxWait, at-max(m.lastStep, m.frozen, wk.h.lastFault))
 	}
 	m.lastStep = at
-}
-
-func (wk *worker) recycle(e *event) {
-	if e.kind == evDeliver {
-		wk.bufs = append(wk.bufs, e.data[:0])
-	}
-	*e = event{}
-	wk.free = append(wk.free, e)
-}
-
-func (wk *worker) newEvent() *event {
-	if n := len(wk.free); n > 0 {
-		e := wk.free[n-1]
-		wk.free = wk.free[:n-1]
-		return e
-	}
-	return &event{}
-}
-
-func (wk *worker) buf() []byte {
-	n := len(wk.bufs)
-	if n == 0 {
-		return nil
-	}
-	b := wk.bufs[n-1]
-	wk.bufs = wk.bufs[:n-1]
-	return b
 }

@@ -293,6 +293,9 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	r.number, r.sentAt, r.sentNum, r.sent, r.lastSend = old.number, old.sentAt, old.sentNum, old.sent, old.lastSend
 	r.acked, r.ackedSeal = first, -1
 	r.heard, r.heardPos, r.lastRecv = true, c.position(now), now
+	// Its join requests were numbered too, but we kept none of their
+	// numbers (r.numbered is false): the gap before its first datagram
+	// after them is no loss.
 	// Its seal need not move before the admission frame comes near: its
 	// stall clock starts then.
 	r.sealMovedAt = now + max(0, time.Duration(at-c.frame)*c.cfg.Frame)
@@ -397,7 +400,7 @@ func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool 
 	// Timing only: echoes give the round trip, Clock the member's frame
 	// clock.
 	if !r.heard || int16(p.Number-r.newest) > 0 {
-		r.newest, r.newestAt = p.Number, now
+		r.newest, r.newestAt, r.numbered = p.Number, now, true
 	}
 	r.heard, r.lastRecv = true, now
 	if p.HasEcho {

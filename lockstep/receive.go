@@ -80,7 +80,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	newer := first || int16(p.Number-r.newest) > 0
 	var skipped int // datagrams numbered between the newest before this one and this one
 	if newer {
-		if !first {
+		if !first && r.numbered {
 			skipped = int(p.Number-r.newest) - 1
 			if skipped > 0 {
 				// A datagram lost on its path to us: the path is
@@ -90,7 +90,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 				c.lossSeen, c.lossAt = true, now
 			}
 		}
-		r.newest, r.newestAt = p.Number, now
+		r.newest, r.newestAt, r.numbered = p.Number, now, true
 		// What waits for our echo of it goes in the next datagram to it
 		// even when echoes are sparse (tight.go, echoDue): its leave, its
 		// announcement of our admission, its first datagrams after a

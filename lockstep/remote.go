@@ -41,6 +41,7 @@ type remote struct {
 	heard       bool
 	heardPos    time.Duration // our frame-clock position when we first heard from it
 	newest      uint16        // newest datagram number received, for echoes
+	numbered    bool          // newest is a number it sent us: a later one skipping numbers is a loss (Receive)
 	echoWanted  bool          // the newest asks for an echo in our next datagram (Receive)
 	newestAt    time.Duration
 	lastRecv    time.Duration

@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -203,8 +204,14 @@ func (r *rawSocket) WriteBatch(ps [][]byte, addrs []net.Addr) (int, error) {
 	return written, nil
 }
 
-// v4on6 reports whether a is an IPv4 address and the socket an IPv6 one.
+// v4on6 reports whether a is an IPv4 address and the socket an IPv6 one
+// on a system that refuses an IPv4 address in a batch on such a socket:
+// Linux takes it (a dual-stack socket sends it as IPv4), so there every
+// datagram goes in the batch.
 func (r *rawSocket) v4on6(a net.Addr) bool {
+	if runtime.GOOS == "linux" {
+		return false
+	}
 	u, ok := a.(*net.UDPAddr)
 	return r.v6 && ok && u.IP.To4() != nil
 }

@@ -63,6 +63,37 @@ type member struct {
 
 func (m *member) active() bool { return !m.killed && !m.left && !m.stopped && !m.open }
 
+// fate is what becomes of an event for its member (member.fate).
+type fate uint8
+
+const (
+	handleIt fate = iota // the member handles it now
+	holdIt               // a datagram its frozen socket holds until it resumes
+	loseIt               // a datagram its frozen, full socket loses
+	dropIt               // nothing to do: the member stopped or is frozen, or a stale wake-up
+)
+
+// fate decides what becomes of e for m at time at, counting a datagram it
+// holds; active is whether m takes part in the run (in a window, also
+// whether it has not left within it). The harness in turn and a window's
+// worker decide alike.
+func (m *member) fate(at time.Duration, e *event, active bool) fate {
+	frozen := at < m.frozen
+	switch {
+	case e.kind == evDeliver && active && frozen:
+		// A frozen member's socket holds a few datagrams until it
+		// resumes; the rest are lost.
+		if m.queued < frozenQueue {
+			m.queued++
+			return holdIt
+		}
+		return loseIt
+	case !active || frozen, e.kind == evWake && e.gen != m.wakeGen:
+		return dropIt
+	}
+	return handleIt
+}
+
 // maxErrors is how many errors a member keeps: the first ones.
 const maxErrors = 64
 
@@ -273,28 +304,19 @@ func Run(cfg Config) (*Result, error) {
 		}
 		m := h.members[e.to]
 		h.settleDue(m)
-		if e.kind == evDeliver && m.active() && h.now < m.frozen {
-			// A frozen member's socket holds a few datagrams until it
-			// resumes; the rest are lost.
-			if m.queued < frozenQueue {
-				m.queued++
-				h.schedule(m.frozen, e)
-			} else {
-				h.res.Lost++
-				h.recycle(e)
-			}
+		switch m.fate(h.now, e, m.active()) {
+		case holdIt:
+			h.schedule(m.frozen, e)
 			continue
-		}
-		if !m.active() || h.now < m.frozen {
+		case loseIt:
+			h.res.Lost++
+			h.recycle(e)
+			continue
+		case dropIt:
 			h.recycle(e)
 			continue
 		}
 		switch e.kind {
-		case evWake:
-			if e.gen != m.wakeGen {
-				h.recycle(e)
-				continue
-			}
 		case evDeliver:
 			h.res.addOneWay(h.now-e.sent, h.cfg.KeepSamples)
 			if h.cfg.OnReceive != nil {

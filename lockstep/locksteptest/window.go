@@ -304,27 +304,20 @@ func (wk *worker) push(at time.Duration, e *event) {
 
 // handle is one pass of Run's loop for member m's event e at time at.
 func (wk *worker) handle(m *member, at time.Duration, e *event) {
-	active := m.active() && !m.winGone
-	if e.kind == evDeliver && active && at < m.frozen {
-		if m.queued < frozenQueue {
-			m.queued++
-			wk.push(m.frozen, e)
-		} else {
-			wk.lost++
-			wk.recycle(e)
-		}
+	switch m.fate(at, e, m.active() && !m.winGone) {
+	case holdIt:
+		wk.push(m.frozen, e)
 		return
-	}
-	if !active || at < m.frozen {
+	case loseIt:
+		wk.lost++
+		wk.recycle(e)
+		return
+	case dropIt:
 		wk.recycle(e)
 		return
 	}
 	switch e.kind {
 	case evWake:
-		if e.gen != m.wakeGen {
-			wk.recycle(e)
-			return
-		}
 	case evDeliver:
 		wk.effect(effect{kind: efOneWay, at: at - e.sent})
 		m.core.Receive(at, e.from, e.data)

@@ -63,6 +63,29 @@ type member struct {
 
 func (m *member) active() bool { return !m.killed && !m.left && !m.stopped && !m.open }
 
+// sampleHeld notes, every tenth frame, the most m's core held for others
+// (Result's peak).
+func (m *member) sampleHeld(frame bucket.Frame) {
+	if frame%10 == 0 {
+		_, bytes, buffered := m.core.Held()
+		m.peakHeld = max(m.peakHeld, bytes+buffered*m.core.Config().MaxCommandSize)
+	}
+}
+
+// handOver gives m's core the state hash of the frame it stepped in turn,
+// with the simulation's sections, and keeps it as the final state while
+// the frame is within the run's frames.
+func (m *member) handOver(frame bucket.Frame, state uint64, frames int) {
+	m.sections = m.sections[:0]
+	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
+		m.sections = sh.SectionHashes(m.sections)
+	}
+	m.core.Stepped(frame, state, m.sections)
+	if frame <= bucket.Frame(frames-1) {
+		m.final = state
+	}
+}
+
 // fate is what becomes of an event for its member (member.fate).
 type fate uint8
 
@@ -440,10 +463,7 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 	}
 	m.sim.Step(b.Frame, b.Commands)
 	m.stepped = b.Frame
-	if b.Frame%10 == 0 {
-		_, bytes, buffered := m.core.Held()
-		m.peakHeld = max(m.peakHeld, bytes+buffered*m.core.Config().MaxCommandSize)
-	}
+	m.sampleHeld(b.Frame)
 	for _, f := range h.cfg.Faults {
 		if f.Kind == FaultPerturb && f.Slot == m.slot && f.Frame == b.Frame {
 			h.cfg.Perturb(m.slot, m.sim)
@@ -457,14 +477,7 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 	if h.cfg.StallTo > 0 {
 		h.stallWindow(m, b.Frame)
 	}
-	m.sections = m.sections[:0]
-	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
-		m.sections = sh.SectionHashes(m.sections)
-	}
-	m.core.Stepped(b.Frame, state, m.sections)
-	if b.Frame <= bucket.Frame(h.cfg.Frames-1) {
-		m.final = state
-	}
+	m.handOver(b.Frame, state, h.cfg.Frames)
 	if h.cfg.OnStep != nil {
 		h.cfg.OnStep(m.slot, b, m.sim)
 	}

@@ -101,10 +101,7 @@ func (h *harness) dispatch(m *member, b lockstep.Bucket) {
 		h.settleOne(m)
 	}
 	m.stepped = b.Frame
-	if b.Frame%10 == 0 {
-		_, bytes, buffered := m.core.Held()
-		m.peakHeld = max(m.peakHeld, bytes+buffered*m.core.Config().MaxCommandSize)
-	}
+	m.sampleHeld(b.Frame)
 	if h.cfg.StallTo > 0 {
 		h.stallWindow(m, b.Frame)
 	}

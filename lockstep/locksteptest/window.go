@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 )
 
@@ -399,21 +398,11 @@ func (wk *worker) step(m *member, at time.Duration, b lockstep.Bucket) {
 	wk.waited(m, at)
 	m.sim.Step(b.Frame, b.Commands)
 	m.stepped = b.Frame
-	if b.Frame%10 == 0 {
-		_, bytes, buffered := m.core.Held()
-		m.peakHeld = max(m.peakHeld, bytes+buffered*m.core.Config().MaxCommandSize)
-	}
+	m.sampleHeld(b.Frame)
 	input := lockstep.InputHash(b.Frame, b.Commands)
 	state := m.sim.Hash()
 	wk.effect(effect{kind: efStepped, n: int(b.Frame), fh: frameHashes{input: input, state: state}})
-	m.sections = m.sections[:0]
-	if sh, ok := m.sim.(lockstep.SectionHasher); ok {
-		m.sections = sh.SectionHashes(m.sections)
-	}
-	m.core.Stepped(b.Frame, state, m.sections)
-	if b.Frame <= bucket.Frame(h.cfg.Frames-1) {
-		m.final = state
-	}
+	m.handOver(b.Frame, state, h.cfg.Frames)
 	if len(b.Commands) > 0 {
 		from := len(wk.keys)
 		for _, c := range b.Commands {

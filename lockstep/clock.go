@@ -182,7 +182,7 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 	c.lateFast += (d - c.lateFast) / lateFastSamples
 	if c.late.Len(now) >= lateShiftSamples {
 		switch m := c.late.Mean(now); {
-		case c.lateFast > 2*m+lateShift || c.lateFast < m/2-lateShift && c.tight():
+		case c.lateFast > 2*m+lateShift || (c.lateFast < m/2-lateShift && c.tight()):
 			c.late.Forget()
 			c.lateHeld = 0
 		case c.lateFast < m/2-lateShift:

@@ -185,6 +185,7 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 		case c.lateFast > 2*m+lateShift || (c.lateFast < m/2-lateShift && c.tight()):
 			c.late.Forget()
 			c.lateHeld = 0
+			c.lateRose = true
 		case c.lateFast < m/2-lateShift:
 			c.late.Reset()
 			c.lateHeld = c.lateReport
@@ -269,9 +270,6 @@ func (c *Core) updatePolicy(now time.Duration) {
 	if c.late.Len(now) >= c.minLate() {
 		c.lateHeld = 0
 		share := lateShare / float64(max(1, c.cfg.Members-1))
-		if c.tight() {
-			share /= 2 // tight.go, tightLead
-		}
 		c.lateReport = c.late.Quantile(now, share)
 	}
 	if !c.sched.adaptive() {
@@ -330,9 +328,20 @@ func (c *Core) updatePolicy(now time.Duration) {
 			lag = c.tightBand(lag)
 		}
 	}
-	if partial {
+	// A rise of the lateness (addLateness) is met at once, past the band
+	// the lead holds against a steady network's wandering (Hold), and from
+	// our own report: the others' follow it by their datagrams' way here,
+	// and their mean would take that long to reach it. Every frame sealed
+	// meanwhile under the old lead stalls.
+	rose := c.lateRose && !c.tight()
+	c.lateRose = false
+	if rose {
+		lag = max(lag, c.lateReport)
+	}
+	if partial || rose {
 		c.lead.Raise(lag, wait)
-	} else {
+	}
+	if !partial {
 		c.lead.Update(lag, wait)
 	}
 	c.noteLead(c.position(now))

@@ -107,6 +107,7 @@ type Core struct {
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 	lateHeld   time.Duration // after a fall of the lateness emptied late, the report that stands until it refills (addLateness)
+	lateRose   bool          // the lateness rose past the window's since the last update (addLateness): the lead meets our own report at once (updatePolicy)
 	lossSeen   bool          // a datagram to us was lost on some path, lossAt when we last saw one (send.go, lossy)
 	lossAt     time.Duration
 
@@ -216,6 +217,8 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	}, max(time.Duration(cfg.InitialDelay-1)*cfg.Frame, cfg.StartLead))
 	if c.tight() {
 		c.tightLead()
+	} else {
+		c.lead.Policy.Hold = cfg.Frame / 4 // a level rises only for a target a quarter frame past it
 	}
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {

@@ -290,7 +290,7 @@ const (
 	lateBlock       = 5 * time.Second
 	lateBlocks      = 8
 	lateKeep        = 64
-	lateShare       = 0.03
+	lateShare       = 0.015
 	lateFastSamples = 32
 	lateShift       = 10 * time.Millisecond
 )

@@ -107,7 +107,12 @@ type Core struct {
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 	lateHeld   time.Duration // after a fall of the lateness emptied late, the report that stands until it refills (addLateness)
-	lateRose   bool          // the lateness rose past the window's since the last update (addLateness): the lead meets our own report at once (updatePolicy)
+	lateRose   time.Duration // when the lateness last rose past the window's (addLateness): for lateRiseLead after it the lead meets the largest report (updatePolicy)
+	lateUp     bool          // since that rise the window has not held minLate samples: its new ones are the report (updatePolicy)
+	lateMax    time.Duration // the window's worst sample at the last update (addLateness)
+	lateJump   time.Duration // a sample far past lateMax since the last update (addLateness)
+	jumpFrom   bucket.Slot   // the member of the last sample far past lateMax (addLateness)
+	jumpAt     time.Duration // and when it came
 	lossSeen   bool          // a datagram to us was lost on some path, lossAt when we last saw one (send.go, lossy)
 	lossAt     time.Duration
 

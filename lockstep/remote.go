@@ -293,6 +293,7 @@ const (
 	lateShare       = 0.015
 	lateFastSamples = 32
 	lateShift       = 10 * time.Millisecond
+	lateRiseLead    = time.Second
 )
 
 // waitMemory is how slowly a lower wait of seal changes for their send

@@ -166,40 +166,39 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 // candidate counts in the tail's size but does not set it.
 //
 // When the lateness shifts (the moving average of the newest samples
-// exceeds twice the window's mean by lateShift, or falls under half of it
-// by as much), the network changed and the window's older blocks describe
-// a network that is gone: they are forgotten, so that the report follows
-// the new samples alone at once rather than as they outnumber the old ones
-// over the window. (Bursts of loss on a steady network move the average of
-// 32 samples far less.) When it falls, the current block goes too (but
-// under a tight budget): it holds the worse network's last seconds, which
-// would hold the report up for the whole window.
+// exceeds twice the window's mean by lateShift and, but under a tight
+// budget, the worst sample of the window's past blocks; or it falls under
+// half of the mean by as much), the network changed and the window's older
+// blocks describe a network that is gone: they are forgotten, so that the
+// report follows the new samples alone at once rather than as they
+// outnumber the old ones over the window. (Bursts of loss on a steady
+// network move the average of 32 samples far less, and stay within the
+// worst of its past.) When it falls, the current block goes too (but under
+// a tight budget): it holds the worse network's last seconds, which would
+// hold the report up for the whole window.
 func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate bool) {
 	r.lags.Add(d)
 	if c.lateFast == 0 {
 		c.lateFast = d
 	}
 	c.lateFast += (d - c.lateFast) / lateFastSamples
-	// Samples far past the worst of the window from two members within a
-	// frame (or from the only other) are a changed network too, seen a few
-	// samples sooner than the average sees it: every frame sealed meanwhile
-	// under the old lead stalls. (One member's alone may be its own
-	// silence, which the others need not pay for.)
+	// Samples far past the worst of the window's past blocks from two
+	// members within lateRiseLead (or from the only other) are a changed
+	// network too, seen a few samples sooner than the average sees it:
+	// every frame sealed meanwhile under the old lead stalls. (One member's
+	// alone may be its own silence, which the others need not pay for.)
 	jump := false
-	if candidate && c.lateMax > 0 && d > 2*c.lateMax+lateShift && !c.tight() {
-		jump = c.cfg.Members == 2 || c.jumpFrom != r.slot && now-c.jumpAt < c.cfg.Frame
+	if candidate && c.lateMax > 0 && d > 2*c.lateMax+lateShift && !c.tight() && c.late.Len(now) >= lateShiftSamples {
+		jump = c.cfg.Members == 2 || c.jumpFrom != r.slot && now-c.jumpAt < lateRiseLead
 		c.jumpFrom, c.jumpAt = r.slot, now
 	}
 	if jump || c.late.Len(now) >= lateShiftSamples {
 		switch m := c.late.Mean(now); {
-		case jump || c.lateFast > 2*m+lateShift || (c.lateFast < m/2-lateShift && c.tight()):
+		case jump || c.lateFast > 2*m+lateShift && (c.lateFast > c.lateMax || c.tight()) || (c.lateFast < m/2-lateShift && c.tight()):
 			c.late.Forget()
 			c.lateHeld = 0
-			c.lateRose, c.lateUp = now, !c.tight()
 			if jump {
-				c.lateJump = max(c.lateJump, d)
-			}
-			if !c.tight() {
+				c.lateRose, c.lateUp, c.lateJump = now, true, max(c.lateJump, d)
 				c.lastPolicy = min(c.lastPolicy, now-c.cfg.Frame) // update the lead now, not at the next frame
 			}
 		case c.lateFast < m/2-lateShift:
@@ -295,7 +294,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 		c.lateReport = c.late.Quantile(now, share)
 	}
 	if !c.tight() {
-		c.lateMax = c.late.Quantile(now, 0) // the window's worst (addLateness)
+		c.lateMax = c.late.PastWorst(now) // (addLateness)
 	}
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt

@@ -109,7 +109,7 @@ type Core struct {
 	lateHeld   time.Duration // after a fall of the lateness emptied late, the report that stands until it refills (addLateness)
 	lateRose   time.Duration // when the lateness last rose past the window's (addLateness): for lateRiseLead after it the lead meets the largest report (updatePolicy)
 	lateUp     bool          // since that rise the window has not held minLate samples: its new ones are the report (updatePolicy)
-	lateMax    time.Duration // the window's worst sample at the last update (addLateness)
+	lateMax    time.Duration // the worst sample of the window's past blocks at the last update (addLateness)
 	lateJump   time.Duration // a sample far past lateMax since the last update (addLateness)
 	jumpFrom   bucket.Slot   // the member of the last sample far past lateMax (addLateness)
 	jumpAt     time.Duration // and when it came

@@ -111,6 +111,22 @@ func (t *Tail) Reset() {
 	}
 }
 
+// PastWorst returns, at now, the largest candidate of the blocks before
+// the current one, or 0 when they hold none: the worst of the window but
+// what was measured since the current block began, against which a
+// caller can tell a change of what it measures from the window's own
+// tail.
+func (t *Tail) PastWorst(now time.Duration) time.Duration {
+	t.rotate(now)
+	var worst time.Duration
+	for i, b := range t.blocks {
+		if i != t.cur && len(b.top) > 0 {
+			worst = max(worst, b.top[0])
+		}
+	}
+	return worst
+}
+
 // Len returns how many samples the window holds at now.
 func (t *Tail) Len(now time.Duration) int {
 	t.rotate(now)

@@ -61,6 +61,28 @@ func TestTailWindowSlides(t *testing.T) {
 	}
 }
 
+// PastWorst leaves out the current block, and what is not a candidate.
+func TestTailPastWorst(t *testing.T) {
+	s := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	tl := NewTail(s(5), 4, 4) // 20 s
+	tl.Add(s(0), ms(30), true)
+	tl.Add(s(1), ms(90), false)
+	if got := tl.PastWorst(s(1)); got != 0 {
+		t.Fatalf("PastWorst with only the current block = %v, want 0", got)
+	}
+	tl.Add(s(6), ms(400), true) // the current block from 5 s
+	if got := tl.PastWorst(s(6)); got != ms(30) {
+		t.Errorf("PastWorst at 6 s = %v, want 30ms (the 400 ms are the current block's)", got)
+	}
+	if got := tl.PastWorst(s(11)); got != ms(400) {
+		t.Errorf("PastWorst at 11 s = %v, want 400ms", got)
+	}
+	tl.Forget()
+	if got := tl.PastWorst(s(11)); got != 0 {
+		t.Errorf("PastWorst after Forget = %v, want 0", got)
+	}
+}
+
 func TestTailCandidatesAndMean(t *testing.T) {
 	tl := NewTail(time.Second, 2, 3)
 	tl.Add(0, ms(500), false) // counts, never the answer

@@ -28,9 +28,10 @@ type Policy interface {
 // number of half frames. It rises when a report asks for a quarter frame
 // more than it and falls only after two seconds of reports asking for a
 // quarter frame less than the step below; when the lateness shifts, the
-// older measurements are forgotten, and a rise is met within the frame,
-// from the largest report (see docs/architecture.md, "Sizing the lead from
-// measurement").
+// older measurements are forgotten, and a jump of it (two members' samples
+// far past the worst of the window's past) is met within the frame, then
+// from the largest report for a second (see docs/architecture.md, "Sizing
+// the lead from measurement").
 // Before the first reports the lead is Config.StartLead. The lead stays
 // within Config.MinDelay and Config.MaxDelay.
 type Adaptive struct{}

@@ -86,7 +86,7 @@ type record struct {
 type effectKind uint8
 
 const (
-	efPush      effectKind = iota // queue e at at
+	efPush      effectKind = iota // queue e (for member n) at at
 	efLocal                       // a wake-up queued within the window: local[n]
 	efOneWay                      // a datagram's one-way delay at
 	efSubmitted                   // command key submitted
@@ -171,12 +171,12 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 		if !ok || at >= end {
 			break
 		}
-		at, seq, e, _ := h.net.PopSeq()
-		m := h.members[e.to]
+		at, seq, q, _ := h.net.PopSeq()
+		m := h.members[q.to]
 		if len(m.win) == 0 {
 			w.todo = append(w.todo, m)
 		}
-		m.win = append(m.win, localEvent{at: at, e: e, seq: seq})
+		m.win = append(m.win, localEvent{at: at, e: q.e, seq: seq})
 		n++
 	}
 	for _, wk := range w.workers {
@@ -290,7 +290,7 @@ func (wk *worker) effect(ef effect) { wk.effects = append(wk.effects, ef) }
 // when the merge reaches this handling.
 func (wk *worker) push(at time.Duration, e *event) {
 	if at >= wk.end {
-		wk.effect(effect{kind: efPush, at: at, e: e})
+		wk.effect(effect{kind: efPush, at: at, e: e, n: int(e.to)})
 		return
 	}
 	m := wk.cur
@@ -385,7 +385,7 @@ func (wk *worker) carry(m *member, at time.Duration, d lockstep.Datagram) {
 		if dl.Arrival[i] < wk.end {
 			panic("locksteptest: a datagram arrives within the window it was sent in")
 		}
-		wk.effect(effect{kind: efPush, at: dl.Arrival[i], e: e})
+		wk.effect(effect{kind: efPush, at: dl.Arrival[i], e: e, n: int(d.To)})
 	}
 }
 

@@ -63,7 +63,7 @@ func (h *harness) apply(r *record) bool {
 	for _, ef := range wk.effects[r.from:r.to] {
 		switch ef.kind {
 		case efPush:
-			h.schedule(ef.at, ef.e)
+			h.net.Schedule(ef.at, queued{e: ef.e, to: bucket.Slot(ef.n)})
 		case efLocal:
 			// Queued after everything queued before the window, in
 			// the order the run in turn would have queued it.

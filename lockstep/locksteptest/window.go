@@ -68,8 +68,9 @@ type worker struct {
 	keys    []commandKey // the commands its members submitted and executed in the window (effects index them)
 	steps   []stepped    // the frames they stepped
 	pool
-	lost int64
-	err  any // a panic on the worker, raised again by the harness
+	lost    int64
+	touched byte // what touch read, kept so that its loads are not left out
+	err     any  // a panic on the worker, raised again by the harness
 }
 
 // record is one event handled in a window.
@@ -251,6 +252,7 @@ func (wk *worker) member(m *member) {
 	m.winFirst = len(wk.recs)
 	wk.cur = m
 	pre := len(m.win) // m.win[:pre] was queued before the window, in order; the rest by m within it
+	wk.touch(m.win[:pre])
 	next, lo := 0, pre
 	for {
 		// The first of the events queued before the window and
@@ -289,6 +291,25 @@ func (wk *worker) member(m *member) {
 		r.to = len(wk.effects)
 	}
 	m.winLast = len(wk.recs)
+}
+
+// touch reads the events and the first byte of their datagrams before
+// they are handled, and nothing of what it reads is used: they were
+// written on another goroutine a window or more ago and are mostly not in
+// this core's caches, and these loads, independent of one another, wait
+// for memory together rather than one at a time as each event's handling
+// reaches them.
+func (wk *worker) touch(evs []localEvent) {
+	var sum byte
+	for i := range evs {
+		sum += byte(evs[i].e.kind)
+	}
+	for i := range evs {
+		if d := evs[i].e.data; len(d) > 0 {
+			sum += d[0]
+		}
+	}
+	wk.touched += sum
 }
 
 func (wk *worker) effect(ef effect) { wk.effects = append(wk.effects, ef) }

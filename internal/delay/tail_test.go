@@ -163,3 +163,35 @@ func BenchmarkTailQuantile(b *testing.B) {
 		_ = tl.Quantile(now, 0.01)
 	}
 }
+
+// TestTailTotalsMatchTheBlocks checks the running totals Len and Mean read
+// against the blocks they sum, through adds, rotations, Forget and Reset.
+func TestTailTotalsMatchTheBlocks(t *testing.T) {
+	tl := NewTail(time.Second, 4, 3)
+	r := rand.New(rand.NewPCG(3, 4))
+	now := time.Duration(0)
+	for i := range 20000 {
+		switch k := r.Uint32N(1000); {
+		case k < 2:
+			tl.Forget()
+		case k < 3:
+			tl.Reset()
+		case k < 200:
+			now += time.Duration(r.Uint32N(uint32(3 * time.Second)))
+		default:
+			tl.Add(now, time.Duration(r.Uint32N(uint32(time.Second)))-300*time.Millisecond, k%2 == 0)
+		}
+		n, sum := 0, time.Duration(0)
+		tl.rotate(now)
+		for _, b := range tl.blocks {
+			n, sum = n+b.n, sum+b.sum
+		}
+		mean := time.Duration(0)
+		if n > 0 {
+			mean = sum / time.Duration(n)
+		}
+		if tl.Len(now) != n || tl.Mean(now) != mean {
+			t.Fatalf("step %d: Len %d, Mean %v; the blocks hold %d with mean %v", i, tl.Len(now), tl.Mean(now), n, mean)
+		}
+	}
+}

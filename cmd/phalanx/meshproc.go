@@ -74,7 +74,9 @@ const memberSchedtrace = "schedtrace=2147483647"
 // none and sleeps again. With one processor the goroutines run in turn on
 // the thread that woke, and a member's CPU falls by about a quarter. The
 // member's work between wake-ups (a frame's step of the game, a packet)
-// is short enough not to hold the others back.
+// is short; but while the system runs other work the member waits whole,
+// so on a busy machine its latency is a little higher
+// (docs/benchmarks.md, "One processor per member").
 const memberMaxProcs = "1"
 
 // memberEnv returns env with memberSchedtrace added to GODEBUG, unless

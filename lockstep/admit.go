@@ -290,7 +290,7 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	// we sent before (our answers to its requests) and takes only newer
 	// ones as news.
 	old := c.peers[m]
-	r.number, r.sentAt, r.sentNum, r.sent, r.lastSend = old.number, old.sentAt, old.sentNum, old.sent, old.lastSend
+	r.number, r.sends, r.sent, r.lastSend = old.number, old.sends, old.sent, old.lastSend
 	r.acked, r.ackedSeal = first, -1
 	r.heard, r.heardPos, r.lastRecv = true, c.position(now), now
 	// Its join requests were numbered too, but we kept none of their

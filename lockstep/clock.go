@@ -166,25 +166,41 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 // candidate counts in the tail's size but does not set it.
 //
 // When the lateness shifts (the moving average of the newest samples
-// exceeds twice the window's mean by lateShift, or falls under half of it
-// by as much), the network changed and the window's older blocks describe
-// a network that is gone: they are forgotten, so that the report follows
-// the new samples alone at once rather than as they outnumber the old ones
-// over the window. (Bursts of loss on a steady network move the average of
-// 32 samples far less.) When it falls, the current block goes too (but
-// under a tight budget): it holds the worse network's last seconds, which
-// would hold the report up for the whole window.
+// exceeds twice the window's mean by lateShift and, but under a tight
+// budget, the worst sample of the window's past blocks; or it falls under
+// half of the mean by as much), the network changed and the window's older
+// blocks describe a network that is gone: they are forgotten, so that the
+// report follows the new samples alone at once rather than as they
+// outnumber the old ones over the window. (Bursts of loss on a steady
+// network move the average of 32 samples far less, and stay within the
+// worst of its past.) When it falls, the current block goes too (but under
+// a tight budget): it holds the worse network's last seconds, which would
+// hold the report up for the whole window.
 func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate bool) {
 	r.lags.Add(d)
 	if c.lateFast == 0 {
 		c.lateFast = d
 	}
 	c.lateFast += (d - c.lateFast) / lateFastSamples
-	if c.late.Len(now) >= lateShiftSamples {
+	// Samples far past the worst of the window's past blocks from two
+	// members within lateRiseLead (or from the only other) are a changed
+	// network too, seen a few samples sooner than the average sees it:
+	// every frame sealed meanwhile under the old lead stalls. (One member's
+	// alone may be its own silence, which the others need not pay for.)
+	jump := false
+	if candidate && c.lateMax > 0 && d > 2*c.lateMax+lateShift && !c.tight() && c.late.Len(now) >= lateShiftSamples {
+		jump = c.cfg.Members == 2 || c.jumpFrom != r.slot && now-c.jumpAt < lateRiseLead
+		c.jumpFrom, c.jumpAt = r.slot, now
+	}
+	if jump || c.late.Len(now) >= lateShiftSamples {
 		switch m := c.late.Mean(now); {
-		case c.lateFast > 2*m+lateShift || (c.lateFast < m/2-lateShift && c.tight()):
+		case jump || c.lateFast > 2*m+lateShift && (c.lateFast > c.lateMax || c.tight()) || (c.lateFast < m/2-lateShift && c.tight()):
 			c.late.Forget()
 			c.lateHeld = 0
+			if jump {
+				c.lateRose, c.lateUp, c.lateJump = now, true, max(c.lateJump, d)
+				c.lastPolicy = min(c.lastPolicy, now-c.cfg.Frame) // update the lead now, not at the next frame
+			}
 		case c.lateFast < m/2-lateShift:
 			c.late.Reset()
 			c.lateHeld = c.lateReport
@@ -264,15 +280,21 @@ func (c *Core) updatePolicy(now time.Duration) {
 	// member's lead then follows the largest report, which meets a rise of
 	// the lateness at once. After a fall emptied the window (addLateness)
 	// the last report stands instead until it refills: a report of zero
-	// would raise the leads just as the network got better.
+	// would raise the leads just as the network got better. After a rise
+	// forgot the window, its samples are the report however few they are
+	// (the largest, at first): every member's lead must meet the rise now.
 	c.lateReport = c.lateHeld
-	if c.late.Len(now) >= c.minLate() {
+	n := c.late.Len(now)
+	if n >= c.minLate() {
+		c.lateUp = false
+	}
+	if n >= c.minLate() || c.lateUp && n > 0 {
 		c.lateHeld = 0
 		share := lateShare / float64(max(1, c.cfg.Members-1))
-		if c.tight() {
-			share /= 2 // tight.go, tightLead
-		}
 		c.lateReport = c.late.Quantile(now, share)
+	}
+	if !c.tight() {
+		c.lateMax = c.late.PastWorst(now) // (addLateness)
 	}
 	if !c.sched.adaptive() {
 		return // the delay is not ours to adapt
@@ -293,7 +315,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 	}
 	lag := c.lateReport
 	partial := lag == 0
-	sum, reports := lag, 1
+	sum, reports, largest := lag, 1, time.Duration(0)
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) {
 			continue
@@ -318,6 +340,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 		// of several such estimates is mostly the noisiest. Every member
 		// averages the same reports, so the leads still agree. (Under a
 		// tight budget the largest, tight.go.)
+		largest = lag
 		lag = sum / time.Duration(reports)
 	}
 	// The lead covers the lateness, a seal change's wait for its send, and
@@ -330,9 +353,25 @@ func (c *Core) updatePolicy(now time.Duration) {
 			lag = c.tightBand(lag)
 		}
 	}
-	if partial {
+	// A rise of the lateness (addLateness) is met at once, past the band
+	// the lead holds against a steady network's wandering (Hold), and for
+	// lateRiseLead from the largest report, our own included: the others'
+	// reports of it come in over their datagrams' way here, and their mean
+	// would reach it later still. Every frame sealed meanwhile under the
+	// old lead stalls. Samples that jumped far past the window's worst
+	// raise the lead to twice the jump: the first late datagrams of a
+	// worse network arrive before its queues have filled, and
+	// underestimate it. The lead comes down from there as from any level
+	// (delay.Lead.Update).
+	rose := c.lateRose > 0 && now-c.lateRose < lateRiseLead && !c.tight()
+	if rose {
+		lag = max(lag, largest, c.lateReport, 2*c.lateJump)
+		c.lateJump = 0
+	}
+	if partial || rose {
 		c.lead.Raise(lag, wait)
-	} else {
+	}
+	if !partial {
 		c.lead.Update(lag, wait)
 	}
 	c.noteLead(c.position(now))

@@ -107,6 +107,12 @@ type Core struct {
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 	lateHeld   time.Duration // after a fall of the lateness emptied late, the report that stands until it refills (addLateness)
+	lateRose   time.Duration // when the lateness last rose past the window's (addLateness): for lateRiseLead after it the lead meets the largest report (updatePolicy)
+	lateUp     bool          // since that rise the window has not held minLate samples: its new ones are the report (updatePolicy)
+	lateMax    time.Duration // the worst sample of the window's past blocks at the last update (addLateness)
+	lateJump   time.Duration // a sample far past lateMax since the last update (addLateness)
+	jumpFrom   bucket.Slot   // the member of the last sample far past lateMax (addLateness)
+	jumpAt     time.Duration // and when it came
 	lossSeen   bool          // a datagram to us was lost on some path, lossAt when we last saw one (send.go, lossy)
 	lossAt     time.Duration
 
@@ -216,6 +222,8 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	}, max(time.Duration(cfg.InitialDelay-1)*cfg.Frame, cfg.StartLead))
 	if c.tight() {
 		c.tightLead()
+	} else {
+		c.lead.Policy.Hold = cfg.Frame / 4 // a level rises only for a target a quarter frame past it
 	}
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {

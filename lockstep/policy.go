@@ -20,15 +20,18 @@ type Policy interface {
 // Adaptive sizes the lead, how long before a frame's time the member's seal
 // passes it, from what happened: every member measures how late the news in
 // every other member's datagrams reached it, and reports to all the lead
-// that would have brought all but 3%/(members-1) of the last 40 seconds'
+// that would have brought all but 1.5%/(members-1) of the last 40 seconds'
 // news on time; each member's lead covers the mean of the reports, its own
 // included, so the members' leads agree (until every member has reported,
 // and under a tight byte budget, the largest report: see
 // docs/architecture.md, "Sending"). Over a frame the lead is a whole
-// number of half frames. It rises at once when a report asks for more and
-// falls only after two seconds of reports asking for a quarter frame less
-// than the step below; when the lateness shifts, the older measurements are
-// forgotten (see docs/architecture.md, "Sizing the lead from measurement").
+// number of half frames. It rises when a report asks for a quarter frame
+// more than it and falls only after two seconds of reports asking for a
+// quarter frame less than the step below; when the lateness shifts, the
+// older measurements are forgotten, and a jump of it (two members' samples
+// far past the worst of the window's past) is met within the frame, then
+// from the largest report for a second (see docs/architecture.md, "Sizing
+// the lead from measurement").
 // Before the first reports the lead is Config.StartLead. The lead stays
 // within Config.MinDelay and Config.MaxDelay.
 type Adaptive struct{}

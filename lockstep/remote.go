@@ -118,12 +118,12 @@ type remote struct {
 	// Measurements.
 	srtt, rttvar time.Duration
 	rttN         int
-	rtts         *delay.Samples // recent RTTs, for the minimum
-	rttAdds      int            // samples added to rtts
-	minRTTNow    time.Duration  // the smallest of rtts, or of rtts and the last 15 samples that left it (echo)
-	offsets      *delay.Samples // receive time minus its send time: one-way delay plus clock offset
-	lastOffset   time.Duration  // the newest of them, settled or not: what unwraps the next Sent (unwrapSent)
-	lags         *delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness), for PeerStats
+	rtts         delay.Samples // recent RTTs, for the minimum (the windows are held by value, with the fields every datagram reads)
+	rttAdds      int           // samples added to rtts
+	minRTTNow    time.Duration // the smallest of rtts, or of rtts and the last 15 samples that left it (echo)
+	offsets      delay.Samples // receive time minus its send time: one-way delay plus clock offset
+	lastOffset   time.Duration // the newest of them, settled or not: what unwraps the next Sent (unwrapSent)
+	lags         delay.Samples // how late its datagrams' news reached us, by our frame clock (sampleLateness), for PeerStats
 	// Its frame clock minus our receive time, for the last clockSamples
 	// datagrams (addClock).
 	clockOff [clockSamples]time.Duration
@@ -132,9 +132,9 @@ type remote struct {
 	// datagram reads so that those share a few cache lines (a core of 64
 	// members keeps 63 remotes, and a run in virtual time 64 cores).
 
-	// When recent datagrams to it were sent (recordSend, echo).
-	sentAt  [sentRing]time.Duration
-	sentNum [sentRing]uint16
+	// When recent datagrams to it were sent (recordSend, echo): a
+	// datagram's number beside its time, which an echo reads together.
+	sends [sentRing]sentRecord
 	// Its admissions entries (admit.go) and membership views (faults.go).
 	adm   [bucket.MaxMembers]wire.Admission
 	views [bucket.MaxMembers]wire.MemberView
@@ -150,20 +150,26 @@ type remote struct {
 	theirSections    []uint64 // its section hashes of the found frame (at most wire.MaxSections)
 }
 
+// sentRecord is when the datagram numbered num went out to a member.
+type sentRecord struct {
+	at  time.Duration
+	num uint16
+}
+
 func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
 	r := &remote{
 		slot:       slot,
 		ackedSeal:  seal,
 		sealSent:   seal,
-		rtts:       delay.NewSamples(64),
+		rtts:       *delay.NewSamples(64),
 		agreed:     -1,
 		mismatch:   -1,
 		found:      -1,
 		newestSeal: seal,
 		topSeal:    seal,
 		countFrame: -1,
-		offsets:    delay.NewSamples(256),
-		lags:       delay.NewSamples(256),
+		offsets:    *delay.NewSamples(256),
+		lags:       *delay.NewSamples(256),
 	}
 	for i := range r.checkpoints {
 		r.checkpoints[i].Frame = -1
@@ -174,8 +180,7 @@ func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
 func (r *remote) recordSend(now time.Duration) uint16 {
 	n := r.number
 	r.number++
-	r.sentAt[n%sentRing] = now
-	r.sentNum[n%sentRing] = n
+	r.sends[n%sentRing] = sentRecord{at: now, num: n}
 	r.lastSend = now
 	r.sent = true
 	return n
@@ -183,11 +188,11 @@ func (r *remote) recordSend(now time.Duration) uint16 {
 
 // echo turns an echo of one of our datagrams into an RTT sample.
 func (r *remote) echo(now time.Duration, e wire.Echo) {
-	i := e.Number % sentRing
-	if r.sentNum[i] != e.Number || !r.sent {
+	sr := &r.sends[e.Number%sentRing]
+	if sr.num != e.Number || !r.sent {
 		return
 	}
-	rtt := now - r.sentAt[i] - ticksDuration(e.Hold)
+	rtt := now - sr.at - ticksDuration(e.Hold)
 	if rtt < 0 || rtt > 60*time.Second {
 		return
 	}
@@ -290,9 +295,10 @@ const (
 	lateBlock       = 5 * time.Second
 	lateBlocks      = 8
 	lateKeep        = 64
-	lateShare       = 0.03
+	lateShare       = 0.015
 	lateFastSamples = 32
 	lateShift       = 10 * time.Millisecond
+	lateRiseLead    = time.Second
 )
 
 // waitMemory is how slowly a lower wait of seal changes for their send

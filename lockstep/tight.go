@@ -307,7 +307,7 @@ func (c *Core) tightBand(lag time.Duration) time.Duration {
 // moves among three or four values: the p95 of the commands follows its
 // highest, the stalls its lowest, and a fixed delay between them beats it
 // on both. Whole frames, a lower one only after tightShrinkAfter frames
-// asking for it, and the lateness all but half the usual share stayed
+// asking for it, and the lateness all but the usual share stayed
 // within (updatePolicy), keep it on one value.
 func (c *Core) tightLead() {
 	c.lead.Policy.Step = c.cfg.Frame

@@ -58,7 +58,9 @@ type Link struct {
 	// does not reshuffle the others (say, which datagrams are lost). Every
 	// Send takes the same number of calls from each stream whatever the
 	// conditions.
-	burst, loss, jitter, reorder, dup *rng.PCG
+	// They are held by value, beside the rest of the link, so that a Send
+	// reaches fewer cache lines.
+	burst, loss, jitter, reorder, dup rng.PCG
 
 	bad   bool          // Gilbert-Elliott state
 	floor time.Duration // arrival of the last in-order datagram: FIFO floor
@@ -75,13 +77,19 @@ func NewLink(p Profile, r *rng.PCG) *Link {
 	if r == nil {
 		panic("netsim: NewLink: nil generator")
 	}
+	return newLink(newSchedule("NewLink", p), r)
+}
+
+// newLink is NewLink with the schedule made: the links of a Network share
+// one (it is only read).
+func newLink(sched schedule, r *rng.PCG) *Link {
 	return &Link{
-		sched:   newSchedule("NewLink", p),
-		burst:   r.Derive("netsim/burst"),
-		loss:    r.Derive("netsim/loss"),
-		jitter:  r.Derive("netsim/jitter"),
-		reorder: r.Derive("netsim/reorder"),
-		dup:     r.Derive("netsim/dup"),
+		sched:   sched,
+		burst:   *r.Derive("netsim/burst"),
+		loss:    *r.Derive("netsim/loss"),
+		jitter:  *r.Derive("netsim/jitter"),
+		reorder: *r.Derive("netsim/reorder"),
+		dup:     *r.Derive("netsim/dup"),
 	}
 }
 
@@ -101,7 +109,7 @@ func (l *Link) Send(now time.Duration, size int) Delivery {
 	step := PPM(l.burst.Uint32N(uint32(Always)))
 	burstDraw := PPM(l.burst.Uint32N(uint32(Always)))
 	lossDraw := PPM(l.loss.Uint32N(uint32(Always)))
-	jitter := jitterSample(l.jitter, c.Jitter)
+	jitter := jitterSample(&l.jitter, c.Jitter)
 	reorderDraw := PPM(l.reorder.Uint32N(uint32(Always)))
 	dupDraw := PPM(l.dup.Uint32N(uint32(Always)))
 	dupGap := scale(l.dup.Uint64(), c.Jitter+1)

@@ -45,12 +45,20 @@ type Network[M any] struct {
 // nil.
 func NewNetwork[M any](n int, p Profile, link func(from, to int) *rng.PCG) *Network[M] {
 	nw := &Network[M]{uplinks: make([]*Uplink, n), links: make([][]*Link, n)}
+	var sched schedule // the links' (validated by NewUplink first, as NewLink would)
 	for i := range n {
 		nw.uplinks[i] = NewUplink(p)
+		if i == 0 {
+			sched = newSchedule("NewLink", p)
+		}
 		nw.links[i] = make([]*Link, n)
 		for j := range n {
 			if j != i {
-				nw.links[i][j] = NewLink(p, link(i, j))
+				r := link(i, j)
+				if r == nil {
+					panic("netsim: NewLink: nil generator")
+				}
+				nw.links[i][j] = newLink(sched, r)
 			}
 		}
 	}

@@ -64,17 +64,37 @@ func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []s
 // also prints the scheduler's state.
 const memberSchedtrace = "schedtrace=2147483647"
 
+// memberMaxProcs is the GOMAXPROCS member processes run with unless their
+// environment sets GOMAXPROCS itself: one processor. A member is idle most
+// of the time and wakes for a few hundred packets and timers a second;
+// with a second processor idle, every goroutine one of them readies (the
+// socket's reader handing a packet to its QUIC connection, the connection
+// a datagram to its link's reader, the session a datagram to a link's
+// writer) also wakes a second thread to look for work, which mostly finds
+// none and sleeps again. With one processor the goroutines run in turn on
+// the thread that woke, and a member's CPU falls by about a quarter. The
+// member's work between wake-ups (a frame's step of the game, a packet)
+// is short; but while the system runs other work the member waits whole,
+// so on a busy machine its latency is a little higher
+// (docs/benchmarks.md, "One processor per member").
+const memberMaxProcs = "1"
+
 // memberEnv returns env with memberSchedtrace added to GODEBUG, unless
-// GODEBUG already sets schedtrace.
+// GODEBUG already sets schedtrace, and GOMAXPROCS set to memberMaxProcs,
+// unless env sets it.
 func memberEnv(env []string) []string {
-	out := make([]string, 0, len(env)+1)
-	debug := ""
+	out := make([]string, 0, len(env)+2)
+	debug, procs := "", false
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
 			debug = v
 			continue
 		}
+		procs = procs || strings.HasPrefix(kv, "GOMAXPROCS=")
 		out = append(out, kv)
+	}
+	if !procs {
+		out = append(out, "GOMAXPROCS="+memberMaxProcs)
 	}
 	for _, kv := range strings.Split(debug, ",") {
 		if strings.HasPrefix(kv, "schedtrace=") {

@@ -102,11 +102,20 @@ func (s *Samples) Min() time.Duration {
 // is below it by half a Step more: the lead then moves in whole steps and
 // seldom. Every move costs twice: the latency tail follows the highest lead
 // of a session, the stalls its lowest. A shorter lead is any duration.
+//
+// With Hold set, Update leaves the lead where it is while late + wait +
+// Margin (before rounding to a Step) exceeds it by at most Hold: on a
+// steady network the measurement wanders over a level's edge, and a lead
+// that climbs a step for every burst and comes down seconds later pays the
+// higher step's latency for those seconds without removing the stalls that
+// happen at the lower one. Raise still meets any rise at once (a changed
+// network, or paths not yet measured).
 type LeadPolicy struct {
 	Min, Max    time.Duration // bounds on the lead; 0 <= Min <= Max
 	Margin      time.Duration // added to the measurement (processing, timer slack)
 	ShrinkAfter int           // consecutive lower targets before shrinking to the largest of them
 	Step        time.Duration // leads above two of it are whole multiples of it (0: any lead)
+	Hold        time.Duration // Update keeps the lead while the measurement asks for at most this more (0: rise for any)
 }
 
 // Lead is the state of a LeadPolicy: the current lead and how long a lower
@@ -165,6 +174,8 @@ func (l *Lead) Update(late, wait time.Duration) time.Duration {
 		return l.current
 	}
 	switch {
+	case target > l.current && late+wait+l.Policy.Margin <= l.current+l.Policy.Hold:
+		l.below = 0 // within the band held above the lead
 	case target > l.current:
 		l.current, l.below = target, 0
 	case target < l.current:

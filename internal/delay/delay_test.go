@@ -338,6 +338,31 @@ func TestLeadSteps(t *testing.T) {
 	}
 }
 
+// With Hold, Update keeps the lead for a target above it by at most Hold,
+// and a fall to it later does not count as asking for less; Raise rises at
+// once.
+func TestLeadHold(t *testing.T) {
+	p := LeadPolicy{Max: ms(950), ShrinkAfter: 2, Step: ms(50), Hold: ms(25)}
+	l := NewLead(p, ms(500))
+	for i, tt := range []struct{ late, want time.Duration }{
+		{ms(260), ms(300)}, // the first update replaces the guess
+		{ms(325), ms(300)}, // within the band held above 300
+		{ms(270), ms(300)}, // 270 + 25 is still within 250..300: no lower target
+		{ms(326), ms(350)}, // past it: up a whole step
+		{ms(274), ms(350)}, // 274 + 25 is within 250..300: counts once
+		{ms(360), ms(350)}, // held: not asking for less
+		{ms(274), ms(350)}, // counts once again
+		{ms(274), ms(300)},
+	} {
+		if got := l.Update(tt.late, 0); got != tt.want {
+			t.Fatalf("update %d (%v): lead %v, want %v", i, tt.late, got, tt.want)
+		}
+	}
+	if got := l.Raise(ms(310), 0); got != ms(350) {
+		t.Fatalf("Raise(310 ms) = %v, want 350 ms at once", got)
+	}
+}
+
 func TestLeadNoFlappingUnderNoise(t *testing.T) {
 	// Targets that wander between 40 and 60 ms: the lead stays within them,
 	// and each decrease needs ShrinkAfter updates since the last change, so

@@ -23,7 +23,9 @@ type Tail struct {
 	cur     int // the current block
 	blocks  []tailBlock
 	keep    int
-	heads   []int // Quantile's merge positions, one per block
+	heads   []int         // Quantile's merge positions, one per block
+	n       int           // the blocks' samples, summed (Len and Mean read it without walking them)
+	sum     time.Duration // and their sum
 }
 
 type tailBlock struct {
@@ -61,11 +63,16 @@ func (t *Tail) rotate(now time.Duration) {
 		}
 		t.start += t.block
 		t.cur = (t.cur + 1) % len(t.blocks)
-		t.blocks[t.cur].clear()
+		t.clear(t.cur)
 	}
 }
 
-func (b *tailBlock) clear() { b.n, b.sum, b.top = 0, 0, b.top[:0] }
+// clear empties block i.
+func (t *Tail) clear(i int) {
+	b := &t.blocks[i]
+	t.n, t.sum = t.n-b.n, t.sum-b.sum
+	b.n, b.sum, b.top = 0, 0, b.top[:0]
+}
 
 // Add records sample d measured at now. A sample that is not a candidate
 // counts in the window's size and mean but is never one of its largest: a
@@ -75,6 +82,8 @@ func (t *Tail) Add(now, d time.Duration, candidate bool) {
 	b := &t.blocks[t.cur]
 	b.n++
 	b.sum += d
+	t.n++
+	t.sum += d
 	if !candidate {
 		return
 	}
@@ -98,7 +107,7 @@ func (t *Tail) Add(now, d time.Duration, candidate bool) {
 func (t *Tail) Forget() {
 	for i := range t.blocks {
 		if i != t.cur {
-			t.blocks[i].clear()
+			t.clear(i)
 		}
 	}
 }
@@ -107,33 +116,40 @@ func (t *Tail) Forget() {
 // none of the older ones describes what it measures.
 func (t *Tail) Reset() {
 	for i := range t.blocks {
-		t.blocks[i].clear()
+		t.clear(i)
 	}
+}
+
+// PastWorst returns, at now, the largest candidate of the blocks before
+// the current one, or 0 when they hold none: the worst of the window but
+// what was measured since the current block began, against which a
+// caller can tell a change of what it measures from the window's own
+// tail.
+func (t *Tail) PastWorst(now time.Duration) time.Duration {
+	t.rotate(now)
+	var worst time.Duration
+	for i, b := range t.blocks {
+		if i != t.cur && len(b.top) > 0 {
+			worst = max(worst, b.top[0])
+		}
+	}
+	return worst
 }
 
 // Len returns how many samples the window holds at now.
 func (t *Tail) Len(now time.Duration) int {
 	t.rotate(now)
-	n := 0
-	for _, b := range t.blocks {
-		n += b.n
-	}
-	return n
+	return t.n
 }
 
 // Mean returns the mean of the window's samples at now, or 0 when it holds
 // none.
 func (t *Tail) Mean(now time.Duration) time.Duration {
 	t.rotate(now)
-	var n int
-	var sum time.Duration
-	for _, b := range t.blocks {
-		n, sum = n+b.n, sum+b.sum
-	}
-	if n == 0 {
+	if t.n == 0 {
 		return 0
 	}
-	return sum / time.Duration(n)
+	return t.sum / time.Duration(t.n)
 }
 
 // Quantile returns, at now, the smallest duration that all but a share

@@ -61,6 +61,28 @@ func TestTailWindowSlides(t *testing.T) {
 	}
 }
 
+// PastWorst leaves out the current block, and what is not a candidate.
+func TestTailPastWorst(t *testing.T) {
+	s := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	tl := NewTail(s(5), 4, 4) // 20 s
+	tl.Add(s(0), ms(30), true)
+	tl.Add(s(1), ms(90), false)
+	if got := tl.PastWorst(s(1)); got != 0 {
+		t.Fatalf("PastWorst with only the current block = %v, want 0", got)
+	}
+	tl.Add(s(6), ms(400), true) // the current block from 5 s
+	if got := tl.PastWorst(s(6)); got != ms(30) {
+		t.Errorf("PastWorst at 6 s = %v, want 30ms (the 400 ms are the current block's)", got)
+	}
+	if got := tl.PastWorst(s(11)); got != ms(400) {
+		t.Errorf("PastWorst at 11 s = %v, want 400ms", got)
+	}
+	tl.Forget()
+	if got := tl.PastWorst(s(11)); got != 0 {
+		t.Errorf("PastWorst after Forget = %v, want 0", got)
+	}
+}
+
 func TestTailCandidatesAndMean(t *testing.T) {
 	tl := NewTail(time.Second, 2, 3)
 	tl.Add(0, ms(500), false) // counts, never the answer
@@ -139,5 +161,37 @@ func BenchmarkTailQuantile(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = tl.Quantile(now, 0.01)
+	}
+}
+
+// TestTailTotalsMatchTheBlocks checks the running totals Len and Mean read
+// against the blocks they sum, through adds, rotations, Forget and Reset.
+func TestTailTotalsMatchTheBlocks(t *testing.T) {
+	tl := NewTail(time.Second, 4, 3)
+	r := rand.New(rand.NewPCG(3, 4))
+	now := time.Duration(0)
+	for i := range 20000 {
+		switch k := r.Uint32N(1000); {
+		case k < 2:
+			tl.Forget()
+		case k < 3:
+			tl.Reset()
+		case k < 200:
+			now += time.Duration(r.Uint32N(uint32(3 * time.Second)))
+		default:
+			tl.Add(now, time.Duration(r.Uint32N(uint32(time.Second)))-300*time.Millisecond, k%2 == 0)
+		}
+		n, sum := 0, time.Duration(0)
+		tl.rotate(now)
+		for _, b := range tl.blocks {
+			n, sum = n+b.n, sum+b.sum
+		}
+		mean := time.Duration(0)
+		if n > 0 {
+			mean = sum / time.Duration(n)
+		}
+		if tl.Len(now) != n || tl.Mean(now) != mean {
+			t.Fatalf("step %d: Len %d, Mean %v; the blocks hold %d with mean %v", i, tl.Len(now), tl.Mean(now), n, mean)
+		}
 	}
 }

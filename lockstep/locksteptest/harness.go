@@ -143,7 +143,7 @@ type pending struct {
 // (and those a killed member left unexecuted), history by its window.
 type harness struct {
 	cfg        Config
-	net        *netsim.Network[*event] // the members' uplinks and links, and the queue of everything that happens next
+	net        *netsim.Network[queued] // the members' uplinks and links, and the queue of everything that happens next
 	now        time.Duration
 	members    []*member
 	pool                               // recycled events and datagram buffers: at most the queue's largest size
@@ -219,11 +219,11 @@ func Run(cfg Config) (*Result, error) {
 		h.archive = &archive{}
 	}
 	root := rng.SeedFromUint64(cfg.Seed).PCG()
-	h.net = netsim.NewNetwork[*event](cfg.Members, cfg.Profile, func(from, to int) *rng.PCG {
+	h.net = netsim.NewNetwork[queued](cfg.Members, cfg.Profile, func(from, to int) *rng.PCG {
 		return root.Derive(fmt.Sprintf("link %d->%d", from, to))
 	})
 	h.net.Cut = func(from, to int) bool { return h.apart(bucket.Slot(from), bucket.Slot(to)) }
-	h.net.Copy = h.copyEvent
+	h.net.Copy = func(q queued) queued { return queued{e: h.copyEvent(q.e), to: q.to} }
 	if cfg.Transport == TransportStream {
 		h.streams = newStreamNet(cfg.Members, cfg.Profile, root)
 	}
@@ -304,7 +304,8 @@ func Run(cfg Config) (*Result, error) {
 				continue
 			}
 		}
-		at, e, ok := h.net.Pop()
+		at, q, ok := h.net.Pop()
+		e := q.e
 		if !ok {
 			return h.res, errors.New("locksteptest: event queue ran dry")
 		}

@@ -107,7 +107,7 @@ func (h *harness) carry(m *member, to bucket.Slot, at time.Duration, size int, d
 	e := h.newEvent()
 	e.kind, e.to, e.from, e.gen, e.sent = kind, to, m.slot, gen, at
 	e.data = append(h.buf(), data...)
-	if h.net.Send(at, int(m.slot), int(to), size, e).Lost() {
+	if h.net.Send(at, int(m.slot), int(to), size, queued{e: e, to: to}).Lost() {
 		h.res.Lost++
 		h.recycle(e)
 	}

@@ -126,3 +126,49 @@ func TestPolicyAdaptiveFollowsPhases(t *testing.T) {
 		}
 	}
 }
+
+// When the network gets worse during a session (the phases of phased,
+// broadband then bad, here 20 s each), the frames sealed under the good
+// network's lead before the lead meets the bad one stall: the lead rises
+// within the frame the first late datagrams of two members arrive in
+// (twice their lateness, then the largest report), not once a moving
+// average and the mean of reports sent over the worse network have caught
+// up.
+func TestPolicyAdaptiveMeetsAWorseNetworkAtOnce(t *testing.T) {
+	phased, err := netsim.Named("phased")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const members, phase = 4, 20 * time.Second
+	good, bad := phased.Phases[0], phased.Phases[1]
+	good.Duration, bad.Duration = phase, phase
+	first := bucket.Frame(phase / lockstep.DefaultFrame) // the first frame of the bad phase
+	res, err := Run(Config{
+		Members:   members,
+		Frames:    int(first) + 100,
+		Seed:      7,
+		Profile:   netsim.Profile{Name: "short-phased", Phases: []netsim.Phase{good, bad}},
+		Unsigned:  true,
+		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
+		StallFrom: first,
+		StallTo:   first + 20, // the first second of the bad phase
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical {
+		t.Fatalf("members diverged at frame %d", res.Diverged)
+	}
+	// The frames due before the first late datagrams arrive stall whatever
+	// the lead does, and so do a few sealed while the bad network's queues
+	// fill: 13 stalls, about three a member. Following the moving average
+	// and then the mean of the reports, 40 did.
+	if res.WindowStalls > 5*members {
+		t.Errorf("%d stalls in the first second of the bad phase, want at most %d (5 a member)", res.WindowStalls, 5*members)
+	}
+	for _, m := range res.Members {
+		if m.Stats.Lead < 150*time.Millisecond {
+			t.Errorf("member %d: lead %v 5 s into the bad phase, want at least 150 ms", m.Slot, m.Stats.Lead)
+		}
+	}
+}

@@ -32,8 +32,16 @@ type event struct {
 	fault int
 }
 
+// queued is an entry of the run's queue: an event and the member it is
+// for (e.to), kept beside it so that handing a window's events to their
+// members reads only the queue.
+type queued struct {
+	e  *event
+	to bucket.Slot
+}
+
 // schedule queues e at time at.
-func (h *harness) schedule(at time.Duration, e *event) { h.net.Schedule(at, e) }
+func (h *harness) schedule(at time.Duration, e *event) { h.net.Schedule(at, queued{e: e, to: e.to}) }
 
 // pool recycles events and datagram buffers: the harness's, and each
 // window worker's own.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/phalanx-net/phalanx/bucket"
 	"github.com/phalanx-net/phalanx/lockstep"
 )
 
@@ -64,10 +65,12 @@ type worker struct {
 	cur     *member       // the member it handles now
 	recs    []record      // this window's handlings, member after member
 	effects []effect
-	keys    []commandKey
+	keys    []commandKey // the commands its members submitted and executed in the window (effects index them)
+	steps   []stepped    // the frames they stepped
 	pool
-	lost int64
-	err  any // a panic on the worker, raised again by the harness
+	lost    int64
+	touched byte // what touch read, kept so that its loads are not left out
+	err     any  // a panic on the worker, raised again by the harness
 }
 
 // record is one event handled in a window.
@@ -86,22 +89,28 @@ type record struct {
 type effectKind uint8
 
 const (
-	efPush      effectKind = iota // queue e at at
+	efPush      effectKind = iota // queue e (for member n) at at
 	efLocal                       // a wake-up queued within the window: local[n]
 	efOneWay                      // a datagram's one-way delay at
-	efSubmitted                   // command key submitted
-	efStepped                     // the member stepped frame n with hashes fh
+	efSubmitted                   // command keys[n] submitted
+	efStepped                     // the member stepped steps[n]
 	efExecuted                    // the member executed keys[n:n2]
 )
 
+// effect is one thing a handling did to the rest of the run: 32 bytes,
+// what the rarer kinds carry is in the worker's keys and steps.
 type effect struct {
-	kind effectKind
 	at   time.Duration
 	e    *event
-	n    int
-	n2   int
-	key  commandKey
-	fh   frameHashes
+	n    int32
+	n2   int32
+	kind effectKind
+}
+
+// stepped is a frame a member stepped in a window, with its hashes.
+type stepped struct {
+	frame bucket.Frame
+	fh    frameHashes
 }
 
 // localEvent is an event a member queued for itself within the window.
@@ -171,17 +180,17 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 		if !ok || at >= end {
 			break
 		}
-		at, seq, e, _ := h.net.PopSeq()
-		m := h.members[e.to]
+		at, seq, q, _ := h.net.PopSeq()
+		m := h.members[q.to]
 		if len(m.win) == 0 {
 			w.todo = append(w.todo, m)
 		}
-		m.win = append(m.win, localEvent{at: at, e: e, seq: seq})
+		m.win = append(m.win, localEvent{at: at, e: q.e, seq: seq})
 		n++
 	}
 	for _, wk := range w.workers {
 		wk.end = end
-		wk.recs, wk.effects, wk.keys = wk.recs[:0], wk.effects[:0], wk.keys[:0]
+		wk.recs, wk.effects, wk.keys, wk.steps = wk.recs[:0], wk.effects[:0], wk.keys[:0], wk.steps[:0]
 	}
 	prev := h.now
 	h.now = start // apart reads it: no partition begins or ends within the window
@@ -243,6 +252,7 @@ func (wk *worker) member(m *member) {
 	m.winFirst = len(wk.recs)
 	wk.cur = m
 	pre := len(m.win) // m.win[:pre] was queued before the window, in order; the rest by m within it
+	wk.touch(m.win[:pre])
 	next, lo := 0, pre
 	for {
 		// The first of the events queued before the window and
@@ -283,6 +293,25 @@ func (wk *worker) member(m *member) {
 	m.winLast = len(wk.recs)
 }
 
+// touch reads the events and the first byte of their datagrams before
+// they are handled, and nothing of what it reads is used: they were
+// written on another goroutine a window or more ago and are mostly not in
+// this core's caches, and these loads, independent of one another, wait
+// for memory together rather than one at a time as each event's handling
+// reaches them.
+func (wk *worker) touch(evs []localEvent) {
+	var sum byte
+	for i := range evs {
+		sum += byte(evs[i].e.kind)
+	}
+	for i := range evs {
+		if d := evs[i].e.data; len(d) > 0 {
+			sum += d[0]
+		}
+	}
+	wk.touched += sum
+}
+
 func (wk *worker) effect(ef effect) { wk.effects = append(wk.effects, ef) }
 
 // push queues e for member to at time at: within the window (a member's
@@ -290,7 +319,7 @@ func (wk *worker) effect(ef effect) { wk.effects = append(wk.effects, ef) }
 // when the merge reaches this handling.
 func (wk *worker) push(at time.Duration, e *event) {
 	if at >= wk.end {
-		wk.effect(effect{kind: efPush, at: at, e: e})
+		wk.effect(effect{kind: efPush, at: at, e: e, n: int32(e.to)})
 		return
 	}
 	m := wk.cur
@@ -298,7 +327,7 @@ func (wk *worker) push(at time.Duration, e *event) {
 		panic(fmt.Sprintf("locksteptest: an event of kind %d for member %d within member %d's window", e.kind, e.to, m.slot))
 	}
 	m.win = append(m.win, localEvent{at: at, e: e, rec: -1})
-	wk.effect(effect{kind: efLocal, n: len(m.win) - 1})
+	wk.effect(effect{kind: efLocal, n: int32(len(m.win) - 1)})
 }
 
 // handle is one pass of Run's loop for member m's event e at time at.
@@ -326,7 +355,8 @@ func (wk *worker) handle(m *member, at time.Duration, e *event) {
 				m.fail(err)
 			}
 		} else {
-			wk.effect(effect{kind: efSubmitted, key: commandKey{m.slot, uint32(m.core.Stats().Submitted - 1)}})
+			wk.keys = append(wk.keys, commandKey{m.slot, uint32(m.core.Stats().Submitted - 1)})
+			wk.effect(effect{kind: efSubmitted, n: int32(len(wk.keys) - 1)})
 		}
 	default:
 		panic(fmt.Sprintf("locksteptest: an event of kind %d within a window", e.kind))
@@ -385,7 +415,7 @@ func (wk *worker) carry(m *member, at time.Duration, d lockstep.Datagram) {
 		if dl.Arrival[i] < wk.end {
 			panic("locksteptest: a datagram arrives within the window it was sent in")
 		}
-		wk.effect(effect{kind: efPush, at: dl.Arrival[i], e: e})
+		wk.effect(effect{kind: efPush, at: dl.Arrival[i], e: e, n: int32(d.To)})
 	}
 }
 
@@ -401,14 +431,15 @@ func (wk *worker) step(m *member, at time.Duration, b lockstep.Bucket) {
 	m.sampleHeld(b.Frame)
 	input := lockstep.InputHash(b.Frame, b.Commands)
 	state := m.sim.Hash()
-	wk.effect(effect{kind: efStepped, n: int(b.Frame), fh: frameHashes{input: input, state: state}})
+	wk.steps = append(wk.steps, stepped{frame: b.Frame, fh: frameHashes{input: input, state: state}})
+	wk.effect(effect{kind: efStepped, n: int32(len(wk.steps) - 1)})
 	m.handOver(b.Frame, state, h.cfg.Frames)
 	if len(b.Commands) > 0 {
 		from := len(wk.keys)
 		for _, c := range b.Commands {
 			wk.keys = append(wk.keys, commandKey{c.Slot, c.Seq})
 		}
-		wk.effect(effect{kind: efExecuted, n: from, n2: len(wk.keys)})
+		wk.effect(effect{kind: efExecuted, n: int32(from), n2: int32(len(wk.keys))})
 	}
 }
 

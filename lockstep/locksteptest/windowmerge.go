@@ -63,7 +63,7 @@ func (h *harness) apply(r *record) bool {
 	for _, ef := range wk.effects[r.from:r.to] {
 		switch ef.kind {
 		case efPush:
-			h.schedule(ef.at, ef.e)
+			h.net.Schedule(ef.at, queued{e: ef.e, to: bucket.Slot(ef.n)})
 		case efLocal:
 			// Queued after everything queued before the window, in
 			// the order the run in turn would have queued it.
@@ -76,9 +76,10 @@ func (h *harness) apply(r *record) bool {
 			for i := range p.executed {
 				p.executed[i] = -1
 			}
-			h.cmds[ef.key] = p
+			h.cmds[wk.keys[ef.n]] = p
 		case efStepped:
-			h.history.step(m.slot, bucket.Frame(ef.n), ef.fh)
+			s := &wk.steps[ef.n]
+			h.history.step(m.slot, s.frame, s.fh)
 		case efExecuted:
 			for _, k := range wk.keys[ef.n:ef.n2] {
 				if p := h.cmds[k]; p != nil {

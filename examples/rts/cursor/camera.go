@@ -51,7 +51,7 @@ func (s *Share) camera() reckon.Rect {
 // a prediction of it could be wrong by more than any margin after a few
 // seconds of thinned updates; this bound holds however the cursor moved.
 func (s *Share) cameraOf(member int, now time.Duration) (reckon.Rect, float64) {
-	c, since := Base(member, s.cfg.Members), s.start
+	c, since := s.bases[member], s.start
 	if s.heardAny[member] {
 		c, since = s.world(member, s.heard[member].Pos), s.heard[member].At
 	}
@@ -63,12 +63,20 @@ func (s *Share) cameraOf(member int, now time.Duration) (reckon.Rect, float64) {
 // the cursor moves on without a jump, and a displayed cursor is never
 // farther from the true one on the map than off it).
 func (s *Share) world(member int, p reckon.Vec2) reckon.Vec2 {
-	w := p.Add(Base(member, s.cfg.Members))
+	w := p.Add(s.bases[member])
 	return reckon.Vec2{X: fold(w.X, mapSide), Y: fold(w.Y, mapSide)}
 }
 
 // fold reflects v into [0, side].
 func fold(v, side float64) float64 {
+	if v >= 0 && v < 2*side {
+		// math.Mod would return v itself: the same result without
+		// the division (most positions are on the map).
+		if v > side {
+			return 2*side - v
+		}
+		return v
+	}
 	v = math.Mod(v, 2*side)
 	if v < 0 {
 		v += 2 * side

@@ -70,6 +70,7 @@ type Share struct {
 	heard    []reckon.State2
 	heardAny []bool
 	truths   []reckon.State2
+	bases    []reckon.Vec2 // Base of every member, computed once
 	sent     int
 	// catchUps counts the updates sent outside the owner's schedule;
 	// shown and onScreen the frames of other cursors displayed (cubic),
@@ -100,6 +101,9 @@ func New(cfg Config) *Share {
 	}
 	if cfg.OnScreen {
 		s.visible = make([]reckon.Meter[reckon.Vec2], reckon.Cubic+1)
+	}
+	for m := range cfg.Members {
+		s.bases = append(s.bases, Base(m, cfg.Members))
 	}
 	if cfg.Interest != nil {
 		s.filters = make([]*reckon.Filter, cfg.Members)

@@ -113,6 +113,8 @@ type Core struct {
 	lateJump   time.Duration // a sample far past lateMax since the last update (addLateness)
 	jumpFrom   bucket.Slot   // the member of the last sample far past lateMax (addLateness)
 	jumpAt     time.Duration // and when it came
+	dueBy      time.Duration // the deadline Ready last returned
+	pausedTo   time.Duration // when we last resumed after the caller ran past dueBy (advanceClock)
 	lossSeen   bool          // a datagram to us was lost on some path, lossAt when we last saw one (send.go, lossy)
 	lossAt     time.Duration
 

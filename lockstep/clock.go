@@ -202,6 +202,8 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 	// average sees it: every frame sealed meanwhile under the old lead
 	// stalls. (One member's alone may be its own silence, which the others
 	// need not pay for; our own pause never reaches here, sampleLateness.)
+	// A past worst of 0 or below (PastWorst's 0) is no reference: a
+	// window of news only a little late or early jumps on nothing.
 	jump := false
 	if candidate && measured && c.lateMax > 0 && d > 2*c.lateMax+lateShift && !c.tight() && c.late.Len(now) >= lateShiftSamples {
 		jump = bits.OnesCount64(c.liveMask()&^(1<<c.self)) <= 1 || c.jumpFrom != r.slot && now-c.jumpAt < lateRiseLead

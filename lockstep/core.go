@@ -225,7 +225,10 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	if c.tight() {
 		c.tightLead()
 	} else {
-		c.lead.Policy.Hold = cfg.Frame / 4 // a level rises only for a target a quarter frame past it
+		// A level rises only for a target a quarter frame past it; below
+		// two steps too, where leads have no levels: rising for any
+		// target there cost broadband's p95 (docs/benchmarks.md).
+		c.lead.Policy.Hold = cfg.Frame / 4
 	}
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {

@@ -208,3 +208,36 @@ func TestPolicyAdaptiveIgnoresItsOwnPause(t *testing.T) {
 		}
 	}
 }
+
+// With one other member live, one sample far past the window's worst is a
+// jump, however many members the session was configured for: here three,
+// one killed long before the network turns bad. (Counting the configured
+// members, the first second of the bad minutes stalled 24 times; now 6.)
+func TestPolicyAdaptiveJumpsWithOneOtherLive(t *testing.T) {
+	phased, err := netsim.Named("phased")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bucket.Frame(phased.Phases[0].Duration / lockstep.DefaultFrame) // the first frame of the bad phase
+	res, err := Run(Config{
+		Members:   3,
+		Frames:    int(first) + 40,
+		Seed:      1,
+		Profile:   phased,
+		Unsigned:  true,
+		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
+		Faults:    []Fault{{Kind: FaultKill, Slot: 2, Frame: 1000}},
+		StallFrom: first,
+		StallTo:   first + 20, // the first second of the bad phase
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical {
+		t.Fatalf("members diverged at frame %d", res.Diverged)
+	}
+	t.Logf("%d stalls in the first second of the bad phase", res.WindowStalls)
+	if res.WindowStalls > 12 {
+		t.Errorf("%d stalls in the first second of the bad phase, want at most 12", res.WindowStalls)
+	}
+}

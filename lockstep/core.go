@@ -37,7 +37,10 @@ type Bucket struct {
 //     order (StepBucket does both): desync detection compares these;
 //  3. handle the Events (and record the Statements, if it records);
 //  4. call Ready again no later than Deadline, or as soon as Submit or
-//     Receive was called.
+//     Receive was called. A call more than a frame past Deadline tells the
+//     core that its process was paused: what arrived meanwhile waited for
+//     it, not for the network, and does not size the adaptive lead; a
+//     caller that is always that late starves the lead of measurements.
 type Ready struct {
 	Datagrams []Datagram
 	Buckets   []Bucket

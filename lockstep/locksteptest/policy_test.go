@@ -143,22 +143,12 @@ func TestPolicyAdaptiveMeetsAWorseNetworkAtOnce(t *testing.T) {
 	good, bad := phased.Phases[0], phased.Phases[1]
 	good.Duration, bad.Duration = phase, phase
 	first := bucket.Frame(phase / lockstep.DefaultFrame) // the first frame of the bad phase
-	res, err := Run(Config{
-		Members:   members,
-		Frames:    int(first) + 100,
-		Seed:      7,
-		Profile:   netsim.Profile{Name: "short-phased", Phases: []netsim.Phase{good, bad}},
-		Unsigned:  true,
-		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
-		StallFrom: first,
-		StallTo:   first + 20, // the first second of the bad phase
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Identical {
-		t.Fatalf("members diverged at frame %d", res.Diverged)
-	}
+	res := runOnset(t, Config{
+		Members: members,
+		Frames:  int(first) + 100,
+		Seed:    7,
+		Profile: netsim.Profile{Name: "short-phased", Phases: []netsim.Phase{good, bad}},
+	}, first)
 	// The frames due before the first late datagrams arrive stall whatever
 	// the lead does, and so do a few sealed while the bad network's queues
 	// fill: 13 stalls, about three a member. Following the moving average
@@ -228,25 +218,33 @@ func TestPolicyAdaptiveJumpsWithOneOtherLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := bucket.Frame(phased.Phases[0].Duration / lockstep.DefaultFrame) // the first frame of the bad phase
-	res, err := Run(Config{
-		Members:   3,
-		Frames:    int(first) + 40,
-		Seed:      1,
-		Profile:   phased,
-		Unsigned:  true,
-		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
-		Faults:    []Fault{{Kind: FaultKill, Slot: 2, Frame: 1000}},
-		StallFrom: first,
-		StallTo:   first + 20, // the first second of the bad phase
-	})
+	res := runOnset(t, Config{
+		Members: 3,
+		Frames:  int(first) + 40,
+		Seed:    1,
+		Profile: phased,
+		Faults:  []Fault{{Kind: FaultKill, Slot: 2, Frame: 1000}},
+	}, first)
+	t.Logf("%d stalls in the first second of the bad phase", res.WindowStalls)
+	if res.WindowStalls > 12 {
+		t.Errorf("%d stalls in the first second of the bad phase, want at most 12", res.WindowStalls)
+	}
+}
+
+// runOnset runs cfg (unsigned, the null simulation) counting the stalls of
+// the first second from frame first, the onset of a worse network, and
+// fails t unless every member stepped the same.
+func runOnset(t *testing.T, cfg Config, first bucket.Frame) *Result {
+	t.Helper()
+	cfg.Unsigned = true
+	cfg.NewSim = func(bucket.Slot) lockstep.Simulation { return &NullSim{} }
+	cfg.StallFrom, cfg.StallTo = first, first+20
+	res, err := Run(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Identical {
 		t.Fatalf("members diverged at frame %d", res.Diverged)
 	}
-	t.Logf("%d stalls in the first second of the bad phase", res.WindowStalls)
-	if res.WindowStalls > 12 {
-		t.Errorf("%d stalls in the first second of the bad phase, want at most 12", res.WindowStalls)
-	}
+	return res
 }

@@ -1,6 +1,7 @@
 package lockstep
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -18,6 +19,12 @@ func (c *Core) advanceClock(now time.Duration) {
 		return
 	}
 	c.resume(now)
+	if c.dueBy > 0 && now > c.dueBy+c.cfg.Frame {
+		// The caller ran late: this process was paused (descheduled, a
+		// collection, a frozen machine). What arrived meanwhile waited
+		// for us, not for the network (sampleLateness).
+		c.pausedTo = now
+	}
 	dt := now - c.lastNow
 	c.lastNow = now
 	pos := c.position(now)
@@ -136,7 +143,9 @@ func (c *Core) turnLength() int {
 // were lost or overtaken: their news arrived with this one, so each counts
 // from its estimated send time, spread evenly between the previous newest
 // datagram's clock and this one's. A datagram before frame 0 says nothing,
-// nor one sent before the path first carried anything (settled false).
+// nor one sent before the path first carried anything (settled false), nor
+// one sent before we last resumed from a pause of our own (advanceClock):
+// its lateness is our pause, which the others' leads need not cover.
 func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock time.Duration, settled bool) {
 	pos := c.position(now)
 	prev := r.newestClock
@@ -146,6 +155,9 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 		// (sealReached).
 		return
 	}
+	if now-pos+clock < c.pausedTo {
+		return // sent (by its clock, read on ours) before we resumed
+	}
 	if prev > 0 && skipped > 0 {
 		// One lost datagram is what the second copy of a seal repairs
 		// (Config.SealRepeat), and its estimated send time is crude: it
@@ -154,16 +166,18 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 		n := min(skipped, maxSkippedSamples)
 		for i := 1; i <= n; i++ {
 			sent := prev + (clock-prev)*time.Duration(i)/time.Duration(n+1)
-			c.addLateness(now, r, pos-sent, skipped > 1)
+			c.addLateness(now, r, pos-sent, skipped > 1, false)
 		}
 	}
-	c.addLateness(now, r, pos-clock, true)
+	c.addLateness(now, r, pos-clock, true, true)
 }
 
 // addLateness records one sample of how late r's datagrams' news reached
 // us: in r's window (its PeerStats) and in the tail of every member's
 // lateness our reports come from (Core.late). A sample that is not a
-// candidate counts in the tail's size but does not set it.
+// candidate counts in the tail's size but does not set it; one not measured
+// (a skipped datagram's, from its estimated send time) is never a jump
+// (below).
 //
 // When the lateness shifts (the moving average of the newest samples
 // exceeds twice the window's mean by lateShift and, but under a tight
@@ -176,20 +190,23 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 // worst of its past.) When it falls, the current block goes too (but under
 // a tight budget): it holds the worse network's last seconds, which would
 // hold the report up for the whole window.
-func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate bool) {
+func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candidate, measured bool) {
 	r.lags.Add(d)
 	if c.lateFast == 0 {
 		c.lateFast = d
 	}
 	c.lateFast += (d - c.lateFast) / lateFastSamples
-	// Samples far past the worst of the window's past blocks from two
-	// members within lateRiseLead (or from the only other) are a changed
-	// network too, seen a few samples sooner than the average sees it:
-	// every frame sealed meanwhile under the old lead stalls. (One member's
-	// alone may be its own silence, which the others need not pay for.)
+	// Measured samples far past the worst of the window's past blocks from
+	// two members within lateRiseLead (or from the only other live one)
+	// are a changed network too, seen a few samples sooner than the
+	// average sees it: every frame sealed meanwhile under the old lead
+	// stalls. (One member's alone may be its own silence, which the others
+	// need not pay for; our own pause never reaches here, sampleLateness.)
+	// A past worst of 0 or below (PastWorst's 0) is no reference: a
+	// window of news only a little late or early jumps on nothing.
 	jump := false
-	if candidate && c.lateMax > 0 && d > 2*c.lateMax+lateShift && !c.tight() && c.late.Len(now) >= lateShiftSamples {
-		jump = c.cfg.Members == 2 || c.jumpFrom != r.slot && now-c.jumpAt < lateRiseLead
+	if candidate && measured && c.lateMax > 0 && d > 2*c.lateMax+lateShift && !c.tight() && c.late.Len(now) >= lateShiftSamples {
+		jump = bits.OnesCount64(c.liveMask()&^(1<<c.self)) <= 1 || c.jumpFrom != r.slot && now-c.jumpAt < lateRiseLead
 		c.jumpFrom, c.jumpAt = r.slot, now
 	}
 	if jump || c.late.Len(now) >= lateShiftSamples {
@@ -280,9 +297,10 @@ func (c *Core) updatePolicy(now time.Duration) {
 	// member's lead then follows the largest report, which meets a rise of
 	// the lateness at once. After a fall emptied the window (addLateness)
 	// the last report stands instead until it refills: a report of zero
-	// would raise the leads just as the network got better. After a rise
-	// forgot the window, its samples are the report however few they are
-	// (the largest, at first): every member's lead must meet the rise now.
+	// would raise the leads just as the network got better. After a jump
+	// forgot the window (addLateness), its samples are the report however
+	// few they are (the largest, at first): every member's lead must meet
+	// the jump now.
 	c.lateReport = c.lateHeld
 	n := c.late.Len(now)
 	if n >= c.minLate() {

@@ -27,7 +27,7 @@ func TestLatenessFallKeepsReport(t *testing.T) {
 		if i >= 800 {
 			d = 5 * ms
 		}
-		c.addLateness(now, r, d, true)
+		c.addLateness(now, r, d, true, true)
 		c.updatePolicy(now)
 		if c.lateReport != 0 && r.reportedLag == 0 {
 			// The other member's report: higher than ours, so the

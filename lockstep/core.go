@@ -37,7 +37,10 @@ type Bucket struct {
 //     order (StepBucket does both): desync detection compares these;
 //  3. handle the Events (and record the Statements, if it records);
 //  4. call Ready again no later than Deadline, or as soon as Submit or
-//     Receive was called.
+//     Receive was called. A call more than a frame past Deadline tells the
+//     core that its process was paused: what arrived meanwhile waited for
+//     it, not for the network, and does not size the adaptive lead; a
+//     caller that is always that late starves the lead of measurements.
 type Ready struct {
 	Datagrams []Datagram
 	Buckets   []Bucket
@@ -113,6 +116,8 @@ type Core struct {
 	lateJump   time.Duration // a sample far past lateMax since the last update (addLateness)
 	jumpFrom   bucket.Slot   // the member of the last sample far past lateMax (addLateness)
 	jumpAt     time.Duration // and when it came
+	dueBy      time.Duration // the deadline Ready last returned
+	pausedTo   time.Duration // when we last resumed after the caller ran past dueBy (advanceClock)
 	lossSeen   bool          // a datagram to us was lost on some path, lossAt when we last saw one (send.go, lossy)
 	lossAt     time.Duration
 
@@ -223,7 +228,10 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	if c.tight() {
 		c.tightLead()
 	} else {
-		c.lead.Policy.Hold = cfg.Frame / 4 // a level rises only for a target a quarter frame past it
+		// A level rises only for a target a quarter frame past it; below
+		// two steps too, where leads have no levels: rising for any
+		// target there cost broadband's p95 (docs/benchmarks.md).
+		c.lead.Policy.Hold = cfg.Frame / 4
 	}
 	for i := range c.peers {
 		if bucket.Slot(i) != c.self {

@@ -56,6 +56,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 	c.trim()
 	c.send(now)
 	c.out.Deadline = c.deadline(now)
+	c.dueBy = c.out.Deadline
 	events, stmts := c.out.Events, c.out.Statements
 	c.out.Events, c.out.Statements = c.out.Events[:0:0], nil
 	out := c.out

@@ -220,10 +220,12 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 	own := c.table.Stream(c.self)
 	theirs := c.table.Stream(r.slot)
 	seal := own.Seal()
-	if seal > r.sealSent && r.sent {
+	// A wait that began before our own pause ended (advanceClock) waited
+	// for us, not for the send queue: it would size the lead to the pause.
+	if seal > r.sealSent && r.sent && c.sealAt >= c.pausedTo {
 		c.waits.Add(now - c.sealAt)
 	}
-	if r.pending {
+	if r.pending && r.pendingAt >= c.pausedTo {
 		c.waits.Add(now - r.pendingAt)
 	}
 	cmds := own.Since(r.acked)

@@ -256,7 +256,7 @@ func (c *Core) sealReached(now time.Duration, m bucket.Slot, old bucket.Frame) {
 	if sealed < tightWarmUp {
 		return // the first datagrams wait for everything the start sends
 	}
-	c.addLateness(now, c.peers[m], pos-sealed, true)
+	c.addLateness(now, c.peers[m], pos-sealed, true, true)
 }
 
 // minLate returns how many samples of lateness it takes before we report

@@ -64,8 +64,11 @@ func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []s
 // also prints the scheduler's state.
 const memberSchedtrace = "schedtrace=2147483647"
 
-// memberMaxProcs is the GOMAXPROCS member processes run with unless their
-// environment sets GOMAXPROCS itself: one processor. A member is idle most
+// memberMaxProcs is the GOMAXPROCS the processes startProc starts
+// (members, rejoiners and spectators alike) run with unless their
+// environment sets GOMAXPROCS itself: one processor. A rejoiner's catch-up
+// re-simulates on one goroutine anyway, and a spectator serving others is
+// a member's wake-ups without the game. A member is idle most
 // of the time and wakes for a few hundred packets and timers a second;
 // with a second processor idle, every goroutine one of them readies (the
 // socket's reader handing a packet to its QUIC connection, the connection
@@ -75,8 +78,8 @@ const memberSchedtrace = "schedtrace=2147483647"
 // the thread that woke, and a member's CPU falls by about a quarter. The
 // member's work between wake-ups (a frame's step of the game, a packet)
 // is short; but while the system runs other work the member waits whole,
-// so on a busy machine its latency is a little higher
-// (docs/benchmarks.md, "One processor per member").
+// so on a busy machine its latency is higher (docs/benchmarks.md, "One
+// processor per member").
 const memberMaxProcs = "1"
 
 // memberEnv returns env with memberSchedtrace added to GODEBUG, unless

@@ -121,10 +121,10 @@ func (t *Tail) Reset() {
 }
 
 // PastWorst returns, at now, the largest candidate of the blocks before
-// the current one, or 0 when they hold none: the worst of the window but
-// what was measured since the current block began, against which a
-// caller can tell a change of what it measures from the window's own
-// tail.
+// the current one, or 0 when they hold none or none above 0 (it is never
+// negative): the worst of the window but what was measured since the
+// current block began, against which a caller can tell a change of what it
+// measures from the window's own tail.
 func (t *Tail) PastWorst(now time.Duration) time.Duration {
 	t.rotate(now)
 	var worst time.Duration

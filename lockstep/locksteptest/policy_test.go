@@ -143,22 +143,12 @@ func TestPolicyAdaptiveMeetsAWorseNetworkAtOnce(t *testing.T) {
 	good, bad := phased.Phases[0], phased.Phases[1]
 	good.Duration, bad.Duration = phase, phase
 	first := bucket.Frame(phase / lockstep.DefaultFrame) // the first frame of the bad phase
-	res, err := Run(Config{
-		Members:   members,
-		Frames:    int(first) + 100,
-		Seed:      7,
-		Profile:   netsim.Profile{Name: "short-phased", Phases: []netsim.Phase{good, bad}},
-		Unsigned:  true,
-		NewSim:    func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
-		StallFrom: first,
-		StallTo:   first + 20, // the first second of the bad phase
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Identical {
-		t.Fatalf("members diverged at frame %d", res.Diverged)
-	}
+	res := runOnset(t, Config{
+		Members: members,
+		Frames:  int(first) + 100,
+		Seed:    7,
+		Profile: netsim.Profile{Name: "short-phased", Phases: []netsim.Phase{good, bad}},
+	}, first)
 	// The frames due before the first late datagrams arrive stall whatever
 	// the lead does, and so do a few sealed while the bad network's queues
 	// fill: 13 stalls, about three a member. Following the moving average
@@ -171,4 +161,90 @@ func TestPolicyAdaptiveMeetsAWorseNetworkAtOnce(t *testing.T) {
 			t.Errorf("member %d: lead %v 5 s into the bad phase, want at least 150 ms", m.Slot, m.Stats.Lead)
 		}
 	}
+}
+
+// A member's own pause is not a worse network: when its process stops (a
+// collection, descheduled, a frozen machine), every other member's news
+// reaches it late at once, but its lead, and the others', stay where the
+// network puts them. (Taken for a jump of the lateness, the pause raised
+// the paused member's lead to twice its length: 775 ms with 4 members, 850
+// with 2, a second after a 400 ms pause.)
+func TestPolicyAdaptiveIgnoresItsOwnPause(t *testing.T) {
+	p, err := netsim.Named("broadband")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at, pause = 1200, 400 * time.Millisecond
+	for _, members := range []int{2, 4} {
+		run := func(faults []Fault) *Result {
+			res, err := Run(Config{
+				Members:  members,
+				Frames:   at + int((pause+time.Second)/lockstep.DefaultFrame), // a second after it resumes
+				Seed:     1,
+				Profile:  p,
+				Unsigned: true,
+				NewSim:   func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
+				Faults:   faults,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Identical {
+				t.Fatalf("%d members: diverged at frame %d", members, res.Diverged)
+			}
+			return res
+		}
+		calm := run(nil)
+		res := run([]Fault{{Kind: FaultFreeze, Slot: 1, Frame: at, Duration: pause}})
+		// Each lead is what the same run without the pause has, within a
+		// quarter frame (the lead's level steps): the pause moved neither the
+		// lateness reports nor the send waits (before, the paused member's
+		// waits held its lead at 75 ms against 30).
+		for i, m := range res.Members {
+			if want := calm.Members[i].Stats.Lead; m.Stats.Lead > want+lockstep.DefaultFrame/4 {
+				t.Errorf("%d members: member %d's lead %v a second after member 1's %v pause, want at most %v (%v without the pause)", members, m.Slot, m.Stats.Lead, pause, want+lockstep.DefaultFrame/4, want)
+			}
+		}
+	}
+}
+
+// With one other member live, one sample far past the window's worst is a
+// jump, however many members the session was configured for: here three,
+// one killed long before the network turns bad. (Counting the configured
+// members, the first second of the bad minutes stalled 24 times; now 6.)
+func TestPolicyAdaptiveJumpsWithOneOtherLive(t *testing.T) {
+	phased, err := netsim.Named("phased")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bucket.Frame(phased.Phases[0].Duration / lockstep.DefaultFrame) // the first frame of the bad phase
+	res := runOnset(t, Config{
+		Members: 3,
+		Frames:  int(first) + 40,
+		Seed:    1,
+		Profile: phased,
+		Faults:  []Fault{{Kind: FaultKill, Slot: 2, Frame: 1000}},
+	}, first)
+	t.Logf("%d stalls in the first second of the bad phase", res.WindowStalls)
+	if res.WindowStalls > 12 {
+		t.Errorf("%d stalls in the first second of the bad phase, want at most 12", res.WindowStalls)
+	}
+}
+
+// runOnset runs cfg (unsigned, the null simulation) counting the stalls of
+// the first second from frame first, the onset of a worse network, and
+// fails t unless every member stepped the same.
+func runOnset(t *testing.T, cfg Config, first bucket.Frame) *Result {
+	t.Helper()
+	cfg.Unsigned = true
+	cfg.NewSim = func(bucket.Slot) lockstep.Simulation { return &NullSim{} }
+	cfg.StallFrom, cfg.StallTo = first, first+20
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical {
+		t.Fatalf("members diverged at frame %d", res.Diverged)
+	}
+	return res
 }

@@ -77,6 +77,11 @@ func fold(v, side float64) float64 {
 		}
 		return v
 	}
+	return foldMod(v, side)
+}
+
+// foldMod is fold through math.Mod, for any v.
+func foldMod(v, side float64) float64 {
 	v = math.Mod(v, 2*side)
 	if v < 0 {
 		v += 2 * side

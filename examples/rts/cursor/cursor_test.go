@@ -181,23 +181,13 @@ func TestSharedTruthsChangeNothing(t *testing.T) {
 // TestFoldSkipsModOnlyWhereItChangesNothing compares fold with the
 // reflection through math.Mod it shortens, on and off the map.
 func TestFoldSkipsModOnlyWhereItChangesNothing(t *testing.T) {
-	byMod := func(v, side float64) float64 {
-		v = math.Mod(v, 2*side)
-		if v < 0 {
-			v += 2 * side
-		}
-		if v > side {
-			v = 2*side - v
-		}
-		return v
-	}
 	r := rng.SeedFromUint64(1).PCG()
 	values := []float64{0, math.Copysign(0, -1), mapSide, 2 * mapSide, -mapSide, 3 * mapSide, math.Nextafter(2*mapSide, 0), math.Inf(1), math.NaN()}
 	for range 10000 {
 		values = append(values, (float64(r.Uint32())/(1<<32)-0.25)*4*mapSide)
 	}
 	for _, v := range values {
-		got, want := fold(v, mapSide), byMod(v, mapSide)
+		got, want := fold(v, mapSide), foldMod(v, mapSide)
 		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
 			t.Fatalf("fold(%v) = %v, through math.Mod %v", v, got, want)
 		}

@@ -209,7 +209,7 @@ func (c *Core) addLateness(now time.Duration, r *remote, d time.Duration, candid
 		jump = bits.OnesCount64(c.liveMask()&^(1<<c.self)) <= 1 || c.jumpFrom != r.slot && now-c.jumpAt < lateRiseLead
 		c.jumpFrom, c.jumpAt = r.slot, now
 	}
-	if jump || c.late.Len(now) >= lateShiftSamples {
+	if c.late.Len(now) >= lateShiftSamples { // a jump needs as many
 		switch m := c.late.Mean(now); {
 		case jump || c.lateFast > 2*m+lateShift && (c.lateFast > c.lateMax || c.tight()) || (c.lateFast < m/2-lateShift && c.tight()):
 			c.late.Forget()
@@ -371,7 +371,7 @@ func (c *Core) updatePolicy(now time.Duration) {
 			lag = c.tightBand(lag)
 		}
 	}
-	// A rise of the lateness (addLateness) is met at once, past the band
+	// A jump of the lateness (addLateness) is met at once, past the band
 	// the lead holds against a steady network's wandering (Hold), and for
 	// lateRiseLead from the largest report, our own included: the others'
 	// reports of it come in over their datagrams' way here, and their mean

@@ -110,10 +110,10 @@ type Core struct {
 	waitHold   time.Duration // the send wait the lead covers: waits' high percentile, a lower one followed slowly (updatePolicy)
 	lateReport time.Duration // what late asks of every member's lead: our Lag to all, and part of our own lead (updatePolicy)
 	lateHeld   time.Duration // after a fall of the lateness emptied late, the report that stands until it refills (addLateness)
-	lateRose   time.Duration // when the lateness last rose past the window's (addLateness): for lateRiseLead after it the lead meets the largest report (updatePolicy)
-	lateUp     bool          // since that rise the window has not held minLate samples: its new ones are the report (updatePolicy)
-	lateMax    time.Duration // the worst sample of the window's past blocks at the last update (addLateness)
-	lateJump   time.Duration // a sample far past lateMax since the last update (addLateness)
+	lateRose   time.Duration // when the lateness last jumped (addLateness): for lateRiseLead after it the lead meets the largest report (updatePolicy)
+	lateUp     bool          // since that jump the window has not held minLate samples: its new ones are the report (updatePolicy)
+	lateMax    time.Duration // the worst sample of the window's past blocks, set at each update (updatePolicy) and read by addLateness
+	lateJump   time.Duration // the largest sample that made a jump since the jump was last handled (addLateness; updatePolicy resets it)
 	jumpFrom   bucket.Slot   // the member of the last sample far past lateMax (addLateness)
 	jumpAt     time.Duration // and when it came
 	dueBy      time.Duration // the deadline Ready last returned

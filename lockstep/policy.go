@@ -29,7 +29,8 @@ type Policy interface {
 // more than it and falls only after two seconds of reports asking for a
 // quarter frame less than the step below; when the lateness shifts, the
 // older measurements are forgotten, and a jump of it (two members' samples
-// far past the worst of the window's past) is met within the frame, then
+// far past the worst of the window's past, or one when only one other
+// member is live) is met within the frame, then
 // from the largest report for a second (see docs/architecture.md, "Sizing
 // the lead from measurement").
 // Before the first reports the lead is Config.StartLead. The lead stays

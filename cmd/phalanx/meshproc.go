@@ -75,7 +75,7 @@ const memberSchedtrace = "schedtrace=2147483647"
 // a datagram to its link's reader, the session a datagram to a link's
 // writer) also wakes a second thread to look for work, which mostly finds
 // none and sleeps again. With one processor the goroutines run in turn on
-// the thread that woke, and a member's CPU falls by about a quarter. The
+// the thread that woke, and a member's CPU falls by a fifth to a quarter. The
 // member's work between wake-ups (a frame's step of the game, a packet)
 // is short; but while the system runs other work the member waits whole,
 // so on a busy machine its latency is higher (docs/benchmarks.md, "One

@@ -170,27 +170,40 @@ func TestPolicyAdaptiveMeetsAWorseNetworkAtOnce(t *testing.T) {
 // the paused member's lead to twice its length: 775 ms with 4 members, 850
 // with 2, a second after a 400 ms pause.)
 func TestPolicyAdaptiveIgnoresItsOwnPause(t *testing.T) {
-	p, err := netsim.Named("broadband")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const at, pause = 1200, 400 * time.Millisecond
-	for _, members := range []int{2, 4} {
+	for _, tc := range []struct {
+		profile string
+		members int
+		budget  int
+		after   time.Duration // when the leads are compared, from the pause's end
+	}{
+		{"broadband", 2, 0, time.Second},
+		{"broadband", 4, 0, time.Second},
+		// A tight budget: the seals' lateness counts (sealReached); counting
+		// the pause's put every lead at 400 ms against 300.
+		{"modem", 4, 3600, 5 * time.Second},
+	} {
+		p, err := netsim.Named(tc.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		members := tc.members
 		run := func(faults []Fault) *Result {
 			res, err := Run(Config{
 				Members:  members,
-				Frames:   at + int((pause+time.Second)/lockstep.DefaultFrame), // a second after it resumes
+				Frames:   at + int((pause+tc.after)/lockstep.DefaultFrame),
 				Seed:     1,
 				Profile:  p,
 				Unsigned: true,
 				NewSim:   func(bucket.Slot) lockstep.Simulation { return &NullSim{} },
 				Faults:   faults,
+				Core:     lockstep.Config{Budget: tc.budget},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !res.Identical {
-				t.Fatalf("%d members: diverged at frame %d", members, res.Diverged)
+				t.Fatalf("%s, %d members: diverged at frame %d", tc.profile, members, res.Diverged)
 			}
 			return res
 		}
@@ -202,7 +215,7 @@ func TestPolicyAdaptiveIgnoresItsOwnPause(t *testing.T) {
 		// waits held its lead at 75 ms against 30).
 		for i, m := range res.Members {
 			if want := calm.Members[i].Stats.Lead; m.Stats.Lead > want+lockstep.DefaultFrame/4 {
-				t.Errorf("%d members: member %d's lead %v a second after member 1's %v pause, want at most %v (%v without the pause)", members, m.Slot, m.Stats.Lead, pause, want+lockstep.DefaultFrame/4, want)
+				t.Errorf("%s, %d members: member %d's lead %v %v after member 1's %v pause, want at most %v (%v without the pause)", tc.profile, members, m.Slot, m.Stats.Lead, tc.after, pause, want+lockstep.DefaultFrame/4, want)
 			}
 		}
 	}

@@ -155,8 +155,8 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 		// (sealReached).
 		return
 	}
-	if now-pos+clock < c.pausedTo {
-		return // sent (by its clock, read on ours) before we resumed
+	if c.beforeResume(now, pos, clock) {
+		return // sent before we resumed
 	}
 	if prev > 0 && skipped > 0 {
 		// One lost datagram is what the second copy of a seal repairs
@@ -170,6 +170,13 @@ func (c *Core) sampleLateness(now time.Duration, r *remote, skipped int, clock t
 		}
 	}
 	c.addLateness(now, r, pos-clock, true, true)
+}
+
+// beforeResume reports whether at, a position of the frame clock (another
+// member's, read as ours: pos is ours at now), came before we last resumed
+// from a pause of our own (advanceClock): what was sent then waited for us.
+func (c *Core) beforeResume(now, pos, at time.Duration) bool {
+	return now-pos+at < c.pausedTo
 }
 
 // addLateness records one sample of how late r's datagrams' news reached

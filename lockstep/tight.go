@@ -256,8 +256,8 @@ func (c *Core) sealReached(now time.Duration, m bucket.Slot, old bucket.Frame) {
 	if sealed < tightWarmUp {
 		return // the first datagrams wait for everything the start sends
 	}
-	if now-pos+sealed < c.pausedTo {
-		return // sealed (by its clock, read on ours) before we resumed: it waited for us
+	if c.beforeResume(now, pos, sealed) {
+		return // sealed before we resumed: it waited for us
 	}
 	c.addLateness(now, c.peers[m], pos-sealed, true, true)
 }

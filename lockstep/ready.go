@@ -30,7 +30,7 @@ func (c *Core) Ready(now time.Duration) Ready {
 		// enough to see it, and the members are not walked per datagram;
 		// nor before the earliest time one can have run out, unless
 		// the members listened to changed.
-		if now >= c.timeoutsFrom || c.liveMask() != c.timeoutsMask || c.cfg.Start != c.timeoutsStart || c.leaving {
+		if now >= c.timeoutsFrom || c.liveMask() != c.timeoutsMask || c.cfg.Start != c.timeoutsStart {
 			c.checkTimeouts(now)
 		}
 		c.timeoutsAt = now + c.cfg.Frame/4

@@ -94,8 +94,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		// What waits for our echo of it goes in the next datagram to it
 		// even when echoes are sparse (tight.go, echoDue): its leave, its
 		// announcement of our admission, its first datagrams after a
-		// freeze (a long silence, or ours).
-		if p.HasLeave || c.resumed || !first && gap > c.cfg.DropTimeout/2 || announcesUs(p, c.self) {
+		// freeze (a long silence, or ours). Without a tight budget every
+		// datagram echoes (echoDue), so none waits.
+		if c.tight() && (p.HasLeave || c.resumed || !first && gap > c.cfg.DropTimeout/2 || announcesUs(p, c.self)) {
 			r.echoWanted = true
 		}
 	}

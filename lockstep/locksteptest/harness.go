@@ -488,8 +488,15 @@ func (h *harness) step(m *member, b lockstep.Bucket) {
 // waited records how long m went without stepping a frame, counting from
 // frame 0, from the end of its last freeze and from the newest fault.
 func (h *harness) waited(m *member) {
+	m.waited(h.now, h.lastFault)
+}
+
+// waited records, at at, how long m went without stepping a frame,
+// counting from frame 0, from the end of its last freeze and from the
+// newest fault (lastFault).
+func (m *member) waited(at, lastFault time.Duration) {
 	if m.stepped >= 0 {
-		m.maxWait = max(m.maxWait, h.now-max(m.lastStep, m.frozen, h.lastFault))
+		m.maxWait = max(m.maxWait, at-max(m.lastStep, m.frozen, lastFault))
 	}
-	m.lastStep = h.now
+	m.lastStep = at
 }

@@ -174,7 +174,6 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 	}
 	// Hand each member the events queued for it in the window, in the
 	// queue's order.
-	n := 0
 	for {
 		at, ok := h.net.Next()
 		if !ok || at >= end {
@@ -186,7 +185,6 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 			w.todo = append(w.todo, m)
 		}
 		m.win = append(m.win, localEvent{at: at, e: q.e, seq: seq})
-		n++
 	}
 	for _, wk := range w.workers {
 		wk.end = end
@@ -382,7 +380,7 @@ func (wk *worker) ready(m *member, at time.Duration) {
 	}
 	if m.core.Stopped() {
 		m.winGone, r.gone = true, true
-		wk.waited(m, at)
+		m.waited(at, wk.h.lastFault)
 		return
 	}
 	if rd.Deadline != m.wakeAt || m.wakeGen == 0 {
@@ -425,7 +423,7 @@ func (wk *worker) step(m *member, at time.Duration, b lockstep.Bucket) {
 	if b.Frame != m.stepped+1 {
 		panic(fmt.Sprintf("locksteptest: member %d got frame %d after %d", m.slot, b.Frame, m.stepped))
 	}
-	wk.waited(m, at)
+	m.waited(at, wk.h.lastFault)
 	m.sim.Step(b.Frame, b.Commands)
 	m.stepped = b.Frame
 	m.sampleHeld(b.Frame)
@@ -441,11 +439,4 @@ func (wk *worker) step(m *member, at time.Duration, b lockstep.Bucket) {
 		}
 		wk.effect(effect{kind: efExecuted, n: int32(from), n2: int32(len(wk.keys))})
 	}
-}
-
-func (wk *worker) waited(m *member, at time.Duration) {
-	if m.stepped >= 0 {
-		m.maxWait = max(m.maxWait, at-max(m.lastStep, m.frozen, wk.h.lastFault))
-	}
-	m.lastStep = at
 }

@@ -30,7 +30,7 @@ func (m *meshRun) startProc(ctx context.Context, exe string, index int, args []s
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startSlack(cmd, memberTimerSlack); err != nil {
 		return nil, fmt.Errorf("starting a member: %w", err)
 	}
 	p := &meshProc{index: index, cmd: cmd, stdin: stdin, slot: -1}

@@ -59,9 +59,11 @@ func (m *Meter[V]) Frame(at time.Duration, displayed, truth V) {
 		m.first = at
 	default:
 		step := displayed.Sub(m.prev)
-		m.maxJump = max(m.maxJump, step.Len())
-		if n >= 2 {
-			m.maxKink = max(m.maxKink, dist(step, m.step))
+		if !shorter(step, m.maxJump) {
+			m.maxJump = max(m.maxJump, step.Len())
+		}
+		if kink := step.Sub(m.step); n >= 2 && !shorter(kink, m.maxKink) {
+			m.maxKink = max(m.maxKink, kink.Len())
 		}
 		m.step = step
 	}
@@ -106,4 +108,14 @@ func (m *Meter[V]) Metrics() Metrics {
 	r.MaxJump = m.maxJump
 	r.MaxKink = m.maxKink
 	return r
+}
+
+// shorter reports, without taking a square root, that v is certainly
+// shorter than l, so that max(l, v.Len()) is l: v·v falls short of l² by
+// a relative margin (10⁻⁹) far wider than the rounding errors of v·v, l²
+// and Len (a few units in the last place each). It reports false when it
+// cannot tell, and for an l outside (10⁻¹⁰⁰, 10¹⁰⁰), where l² or v·v could
+// leave the range of normal floating-point numbers.
+func shorter[V Vector[V]](v V, l float64) bool {
+	return l > 1e-100 && l < 1e100 && v.Dot(v) < l*l*(1-1e-9)
 }

@@ -171,13 +171,30 @@ func (s *Share) measure(now time.Duration) {
 			continue
 		}
 		truthSeen := view.Contains(s.world(m, s.truths[m].Pos))
+		// Every method's receiver of m takes the same updates (Receive),
+		// so where its correction is over, each shows the same
+		// prediction of the newest: Snap's, computed once.
+		var settled reckon.Vec2
+		var settledSeen, haveSettled bool
 		for k, r := range s.display[m] {
 			if r.Started() {
-				shown := r.At(now).Pos
+				var shown reckon.Vec2
+				var seen bool
+				switch {
+				case k == int(reckon.Snap) || r.Converging(now):
+					shown = r.Pos(now)
+					seen = truthSeen || view.Contains(s.world(m, shown))
+					if k == int(reckon.Snap) {
+						settled, settledSeen, haveSettled = shown, seen, true
+					}
+				case !haveSettled:
+					panic("cursor: a method's receiver started before snap's")
+				default:
+					shown, seen = settled, settledSeen
+				}
 				if !s.cfg.OnScreenOnly {
 					s.meters[m][k].Frame(now, shown, s.truths[m].Pos)
 				}
-				seen := truthSeen || view.Contains(s.world(m, shown))
 				if seen && s.visible != nil {
 					s.visible[k].Frame(now, shown, s.truths[m].Pos)
 				}

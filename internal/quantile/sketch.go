@@ -28,14 +28,16 @@ func index(v float64) int { return int(math.Ceil(math.Log(v) / lnGamma)) }
 // empty and ready to use. It is not safe for concurrent use.
 type Sketch struct {
 	zeros    uint64   // values below Smallest
-	counts   []uint64 // counts[i] is bucket offset+i
+	counts   []uint32 // counts[i] is bucket offset+i: 4 bytes, so that a sketch's counters take half the caches 8 would
 	offset   int
 	n        uint64
 	sum      float64
 	min, max float64
 }
 
-// Add counts one value. Negative values and NaN count as zero.
+// Add counts one value. Negative values and NaN count as zero. It panics
+// when a bucket would hold more than 2³²−1 values (at a thousand values a
+// second in one bucket, after 49 days).
 func (s *Sketch) Add(v float64) {
 	if !(v > 0) {
 		v = 0
@@ -54,24 +56,29 @@ func (s *Sketch) Add(v float64) {
 	}
 	i := min(index(v), maxIndex)
 	s.grow(i)
-	s.counts[i-s.offset]++
+	c := &s.counts[i-s.offset]
+	if *c == math.MaxUint32 {
+		panic("quantile: more than 2³²−1 values in one bucket")
+	}
+	*c++
 }
 
 // grow makes room for bucket i in counts.
 func (s *Sketch) grow(i int) {
 	switch {
 	case len(s.counts) == 0:
-		s.counts, s.offset = make([]uint64, 1, 16), i
+		s.counts, s.offset = make([]uint32, 1, 16), i
 	case i < s.offset:
-		c := make([]uint64, len(s.counts)+s.offset-i)
+		c := make([]uint32, len(s.counts)+s.offset-i)
 		copy(c[s.offset-i:], s.counts)
 		s.counts, s.offset = c, i
 	case i >= s.offset+len(s.counts):
-		s.counts = append(s.counts, make([]uint64, i-s.offset-len(s.counts)+1)...)
+		s.counts = append(s.counts, make([]uint32, i-s.offset-len(s.counts)+1)...)
 	}
 }
 
-// Merge adds every value counted in o to s.
+// Merge adds every value counted in o to s. It panics, as Add, when a
+// bucket would hold more than 2³²−1 values.
 func (s *Sketch) Merge(o *Sketch) {
 	if o.n == 0 {
 		return
@@ -89,7 +96,11 @@ func (s *Sketch) Merge(o *Sketch) {
 		s.grow(o.offset)
 		s.grow(o.offset + len(o.counts) - 1)
 		for i, c := range o.counts {
-			s.counts[o.offset+i-s.offset] += c
+			sc := &s.counts[o.offset+i-s.offset]
+			if *sc > math.MaxUint32-c {
+				panic("quantile: more than 2³²−1 values in one bucket")
+			}
+			*sc += c
 		}
 	}
 }
@@ -129,7 +140,7 @@ func (s *Sketch) Quantile(p float64) float64 {
 	}
 	seen := s.zeros
 	for i, c := range s.counts {
-		if seen += c; seen >= rank {
+		if seen += uint64(c); seen >= rank {
 			v := 2 * math.Pow(gamma, float64(s.offset+i)) / (gamma + 1)
 			return min(max(v, s.min), s.max)
 		}

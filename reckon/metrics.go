@@ -82,9 +82,7 @@ const meterBatch = 16
 
 // flush counts the pending errors, in the order they came.
 func (m *Meter[V]) flush() {
-	for _, e := range m.pending[:m.npending] {
-		m.errs.Add(e)
-	}
+	m.errs.AddAll(m.pending[:m.npending])
 	m.npending = 0
 }
 

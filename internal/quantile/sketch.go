@@ -63,6 +63,56 @@ func (s *Sketch) Add(v float64) {
 	*c++
 }
 
+// AddAll counts the values vs as Add would, one after another, and faster
+// where the counters are not in the caches: it finds the buckets of a
+// batch of values before it counts any, so that the loads of their
+// counters wait for memory together rather than one at a time.
+func (s *Sketch) AddAll(vs []float64) {
+	var idx [32]int32
+	for len(vs) > 0 {
+		batch := vs[:min(len(vs), len(idx))]
+		vs = vs[len(batch):]
+		k, lo, hi := 0, 0, 0
+		for _, v := range batch {
+			if !(v > 0) {
+				v = 0
+			}
+			if s.n == 0 || v < s.min {
+				s.min = v
+			}
+			if s.n == 0 || v > s.max {
+				s.max = v
+			}
+			s.n++
+			s.sum += v
+			if v < Smallest {
+				s.zeros++
+				continue
+			}
+			i := min(index(v), maxIndex)
+			if k == 0 {
+				lo, hi = i, i
+			}
+			lo, hi = min(lo, i), max(hi, i)
+			idx[k] = int32(i)
+			k++
+		}
+		if k == 0 {
+			continue
+		}
+		s.grow(lo) // the same span as growing for each value in turn
+		s.grow(hi)
+		counts, offset := s.counts, s.offset
+		for _, i := range idx[:k] {
+			c := &counts[int(i)-offset]
+			if *c == math.MaxUint32 {
+				panic("quantile: more than 2³²−1 values in one bucket")
+			}
+			*c++
+		}
+	}
+}
+
 // grow makes room for bucket i in counts.
 func (s *Sketch) grow(i int) {
 	switch {

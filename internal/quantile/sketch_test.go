@@ -145,3 +145,36 @@ func BenchmarkQuantile(b *testing.B) {
 		_ = s.Quantile(99)
 	}
 }
+
+// AddAll leaves a sketch exactly as Add one value at a time does, for
+// batches of every length, with zeros, NaN and values past Largest among
+// them.
+func TestAddAllEqualsAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, gen := range distributions() {
+		var one, all Sketch
+		vals := make([]float64, 0, 100)
+		for i := range 3000 {
+			v := gen(r)
+			switch i % 97 {
+			case 5:
+				v = math.NaN()
+			case 6:
+				v = -1
+			case 7:
+				v = 2 * Largest
+			}
+			one.Add(v)
+			vals = append(vals, v)
+			if len(vals) == 1+i%67 {
+				all.AddAll(vals)
+				vals = vals[:0]
+			}
+		}
+		all.AddAll(vals)
+		if one.n != all.n || one.sum != all.sum || one.min != all.min || one.max != all.max || one.zeros != all.zeros ||
+			one.offset != all.offset || !slices.Equal(one.counts, all.counts) {
+			t.Errorf("AddAll %+v, Add %+v", all, one)
+		}
+	}
+}

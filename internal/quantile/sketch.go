@@ -24,6 +24,66 @@ var MaxBuckets = maxIndex - minIndex + 1
 // index returns the bucket of a value of at least Smallest.
 func index(v float64) int { return int(math.Ceil(math.Log(v) / lnGamma)) }
 
+// tops[i-minIndex] is the largest value index puts in bucket i, for every
+// bucket below maxIndex, found with index itself (makeTops): bucket finds
+// a value's bucket among them without a logarithm.
+var tops = makeTops()
+
+// log2Mantissa[k] is log₂(1 + k/256): with a value's binary exponent, an
+// estimate of its logarithm within log₂(1 + 1/256), a fifth of a bucket.
+var log2Mantissa = func() (t [256]float64) {
+	for k := range t {
+		t[k] = math.Log2(1 + float64(k)/256)
+	}
+	return t
+}()
+
+// makeTops returns tops: for each bucket, γ^i moved to the last value
+// index puts in it. index rises with its argument (math.Log is accurate to
+// less than a unit in the last place, and a bucket's edge is where
+// log(v)/ln γ crosses an integer: away from an edge by more than a few
+// units, a value cannot fall on the wrong side of it; TestBucketIsIndex
+// checks every value near every edge), so the values between two tops are
+// exactly those of one bucket.
+func makeTops() []float64 {
+	t := make([]float64, maxIndex-minIndex)
+	for j := range t {
+		i := j + minIndex
+		v := math.Pow(gamma, float64(i))
+		for index(v) > i {
+			v = math.Nextafter(v, 0)
+		}
+		for next := math.Nextafter(v, math.Inf(1)); index(next) <= i; next = math.Nextafter(v, math.Inf(1)) {
+			v = next
+		}
+		t[j] = v
+	}
+	return t
+}
+
+// bucket returns min(index(v), maxIndex), the same, for a v of at least
+// Smallest: it estimates the bucket from v's binary exponent and mantissa
+// (about half the time of math.Log: BenchmarkBucket) and settles it
+// against tops.
+func bucket(v float64) int {
+	if v > tops[len(tops)-1] || v != v {
+		return min(index(v), maxIndex)
+	}
+	b := math.Float64bits(v)
+	l2 := float64(int(b>>52&0x7ff)-1023) + log2Mantissa[b>>44&0xff]
+	i := int(math.Ceil(l2 / log2Gamma)) // log2Mantissa rounds down: at most a bucket low
+	i = min(max(i, minIndex), maxIndex)
+	for i > minIndex && v <= tops[i-1-minIndex] {
+		i--
+	}
+	for i < maxIndex && v > tops[i-minIndex] {
+		i++
+	}
+	return i
+}
+
+var log2Gamma = math.Log2(gamma)
+
 // A Sketch summarises a stream of non-negative values. Its zero value is
 // empty and ready to use. It is not safe for concurrent use.
 type Sketch struct {
@@ -54,7 +114,7 @@ func (s *Sketch) Add(v float64) {
 		s.zeros++
 		return
 	}
-	i := min(index(v), maxIndex)
+	i := bucket(v)
 	s.grow(i)
 	c := &s.counts[i-s.offset]
 	if *c == math.MaxUint32 {
@@ -89,7 +149,7 @@ func (s *Sketch) AddAll(vs []float64) {
 				s.zeros++
 				continue
 			}
-			i := min(index(v), maxIndex)
+			i := bucket(v)
 			if k == 0 {
 				lo, hi = i, i
 			}

@@ -178,3 +178,57 @@ func TestAddAllEqualsAdd(t *testing.T) {
 		}
 	}
 }
+
+// bucket is index, clamped at the top, for every value within a thousand
+// units in the last place of every bucket's edge, and for values spread
+// over the whole range: so tops holds the edges, and index rises with its
+// argument near them.
+func TestBucketIsIndex(t *testing.T) {
+	check := func(v float64) {
+		if got, want := bucket(v), min(index(v), maxIndex); got != want {
+			t.Fatalf("bucket(%g) = %d, index %d", v, got, want)
+		}
+	}
+	for j, top := range tops {
+		if index(top) != j+minIndex || index(math.Nextafter(top, math.Inf(1))) != j+minIndex+1 {
+			t.Fatalf("top of bucket %d, %g, is not its edge", j+minIndex, top)
+		}
+		up, down := top, top
+		for range 1000 {
+			check(up)
+			check(down)
+			up, down = math.Nextafter(up, math.Inf(1)), math.Nextafter(down, 0)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 1_000_000 {
+		check(math.Pow(10, -9+26*r.Float64()))
+	}
+	for _, v := range []float64{Smallest, Largest, 2 * Largest, math.MaxFloat64, math.Inf(1)} {
+		check(v)
+	}
+}
+
+func BenchmarkBucket(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	vals := make([]float64, 1024)
+	for i := range vals {
+		vals[i] = r.ExpFloat64()
+	}
+	b.Run("bucket", func(b *testing.B) {
+		b.ReportAllocs()
+		i, sum := 0, 0
+		for b.Loop() {
+			sum += bucket(vals[i%len(vals)])
+			i++
+		}
+	})
+	b.Run("index", func(b *testing.B) {
+		b.ReportAllocs()
+		i, sum := 0, 0
+		for b.Loop() {
+			sum += min(index(vals[i%len(vals)]), maxIndex)
+			i++
+		}
+	})
+}

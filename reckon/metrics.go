@@ -54,6 +54,14 @@ type Meter[V Vector[V]] struct {
 // Frame records one displayed frame at time at: the displayed position and
 // the owner's true position then. Frames come in time order.
 func (m *Meter[V]) Frame(at time.Duration, displayed, truth V) {
+	m.FrameError(at, displayed, displayed.Sub(truth).Len())
+}
+
+// FrameError is Frame with the error already measured: err is the
+// distance from displayed to the true position, displayed.Sub(truth).Len()
+// (a caller that shows one position under several meters measures it
+// once).
+func (m *Meter[V]) FrameError(at time.Duration, displayed V, err float64) {
 	switch n := m.n; {
 	case n == 0:
 		m.first = at
@@ -67,13 +75,12 @@ func (m *Meter[V]) Frame(at time.Duration, displayed, truth V) {
 		}
 		m.step = step
 	}
-	e := dist(displayed, truth)
-	m.pending[m.npending] = e
+	m.pending[m.npending] = err
 	if m.npending++; m.npending == meterBatch {
 		m.flush()
 	}
 	m.n++
-	m.sum += e
+	m.sum += err
 	m.prev, m.last = displayed, at
 }
 

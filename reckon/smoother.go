@@ -167,7 +167,7 @@ func (s *Smoother[V]) Pos(now time.Duration) V {
 		return zero
 	}
 	if now >= s.end {
-		return s.target.predictPos(s.cfg.Predictor, now)
+		return s.target.PredictPos(s.cfg.Predictor, now)
 	}
 	_, u, w := s.curve(now)
 	return s.curvePos(u, w)

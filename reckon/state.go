@@ -67,9 +67,9 @@ func (s State[V]) Predict(p Predictor, at time.Duration) State[V] {
 	panic("reckon: unknown predictor " + p.String())
 }
 
-// predictPos returns s.Predict(p, at).Pos, the same value, computing only
-// the position.
-func (s State[V]) predictPos(p Predictor, at time.Duration) V {
+// PredictPos returns s.Predict(p, at).Pos, the same value, computing only
+// the position. It panics if p is not one of the package's predictors.
+func (s State[V]) PredictPos(p Predictor, at time.Duration) V {
 	dt := (at - s.At).Seconds()
 	switch p {
 	case ConstantVelocity:

@@ -174,29 +174,33 @@ func (s *Share) measure(now time.Duration) {
 		// Every method's receiver of m takes the same updates (Receive),
 		// so where its correction is over, each shows the same
 		// prediction of the newest: Snap's, computed once.
+		truth := s.truths[m].Pos
 		var settled reckon.Vec2
+		var settledErr float64
 		var settledSeen, haveSettled bool
 		for k, r := range s.display[m] {
 			if r.Started() {
 				var shown reckon.Vec2
 				var seen bool
+				var err float64 // the error as Meter.Frame measures it
 				switch {
 				case k == int(reckon.Snap) || r.Converging(now):
 					shown = r.Pos(now)
 					seen = truthSeen || view.Contains(s.world(m, shown))
+					err = shown.Sub(truth).Len()
 					if k == int(reckon.Snap) {
-						settled, settledSeen, haveSettled = shown, seen, true
+						settled, settledErr, settledSeen, haveSettled = shown, err, seen, true
 					}
 				case !haveSettled:
 					panic("cursor: a method's receiver started before snap's")
 				default:
-					shown, seen = settled, settledSeen
+					shown, err, seen = settled, settledErr, settledSeen
 				}
 				if !s.cfg.OnScreenOnly {
-					s.meters[m][k].Frame(now, shown, s.truths[m].Pos)
+					s.meters[m][k].FrameError(now, shown, err)
 				}
 				if seen && s.visible != nil {
-					s.visible[k].Frame(now, shown, s.truths[m].Pos)
+					s.visible[k].FrameError(now, shown, err)
 				}
 				if reckon.Method(k) == reckon.Cubic {
 					s.shown++

@@ -36,6 +36,16 @@ type Stream struct {
 	// increasing next and increasing seal; each becomes the seal once the
 	// prefix reaches its next. At most maxPending.
 	pending []pendingPromise
+	// changed is its table's set of changed prefixes (Table.Changed), or
+	// nil for a stream of no table.
+	changed *uint64
+}
+
+// prefixChanged records in the table that the prefix changed.
+func (s *Stream) prefixChanged() {
+	if s.changed != nil {
+		*s.changed |= 1 << s.slot
+	}
 }
 
 type pendingPromise struct {
@@ -78,6 +88,7 @@ func (s *Stream) Append(c Command) {
 	}
 	s.held = append(s.held, c)
 	s.lastFrm = c.Frame
+	s.prefixChanged()
 }
 
 func (s *Stream) check(c Command) error {
@@ -123,6 +134,7 @@ func (s *Stream) Insert(c Command) (bool, error) {
 	}
 	s.held = append(s.held, c)
 	s.lastFrm = c.Frame
+	s.prefixChanged()
 	// Drain buffered commands that now continue the prefix.
 	for len(s.early) > 0 && s.early[0].Seq == s.Next() {
 		e := s.early[0]
@@ -243,6 +255,7 @@ func (s *Stream) Trim(seq uint32) {
 	if seq <= s.base {
 		return
 	}
+	s.prefixChanged()
 	n := int(seq - s.base)
 	// Move what remains to the front so the array's storage is reused.
 	kept := copy(s.held, s.held[n:])
@@ -280,6 +293,7 @@ func (s *Stream) Buffered() int { return len(s.early) }
 // earlier commands the holder will never need (it joined late). Everything
 // held, buffered or promised is forgotten.
 func (s *Stream) Reset(base uint32, seal Frame) {
+	s.prefixChanged()
 	clear(s.held)
 	clear(s.early)
 	s.held, s.early, s.pending = s.held[:0], s.early[:0], s.pending[:0]

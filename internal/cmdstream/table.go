@@ -9,6 +9,7 @@ import "fmt"
 type Table struct {
 	streams []*Stream // one per member (see Stream for what each holds)
 	closed  []Frame   // per slot: last frame that counts, or NoFrame while live
+	changed uint64    // bit s: stream s's prefix changed since ClearChanged
 }
 
 // NewTable returns a table for members slots 0..members-1, every stream
@@ -20,10 +21,21 @@ func NewTable(members int, seal Frame) *Table {
 	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members)}
 	for i := range t.streams {
 		t.streams[i] = NewStream(Slot(i), seal)
+		t.streams[i].changed = &t.changed
 		t.closed[i] = NoFrame
 	}
 	return t
 }
+
+// Changed returns the set of slots (bit s for slot s) whose streams'
+// prefixes of held commands have changed since ClearChanged (or since the
+// table was made): a command joined one, Trim removed some, or Reset
+// emptied it. A holder that trims every stream by the same rule need not
+// reach the others again until that rule changes.
+func (t *Table) Changed() uint64 { return t.changed }
+
+// ClearChanged empties the set Changed returns.
+func (t *Table) ClearChanged() { t.changed = 0 }
 
 // Members returns the number of slots, live or not.
 func (t *Table) Members() int { return len(t.streams) }

@@ -150,7 +150,9 @@ func (s *Share) observe(now time.Duration) (reckon.Update[reckon.Vec2], bool) {
 		s.started, s.start = true, now
 	}
 	if s.cfg.Truths != nil {
-		copy(s.truths, s.cfg.Truths.At(now))
+		// Truths.At's slice, read only within this tick (the shares of
+		// one Truths tick the same time, one after another).
+		s.truths = s.cfg.Truths.At(now)
 	}
 	for m, p := range s.paths {
 		s.truths[m] = p.Advance(now)

@@ -36,15 +36,15 @@ type Stream struct {
 	// increasing next and increasing seal; each becomes the seal once the
 	// prefix reaches its next. At most maxPending.
 	pending []pendingPromise
-	// changed is its table's set of changed prefixes (Table.Changed), or
-	// nil for a stream of no table.
-	changed *uint64
+	table   *Table // the table it is part of, or nil
 }
 
-// prefixChanged records in the table that the prefix changed.
+// prefixChanged tells the stream's table, once the prefix has changed,
+// that it did (Table.Changed) and the newest frame in it.
 func (s *Stream) prefixChanged() {
-	if s.changed != nil {
-		*s.changed |= 1 << s.slot
+	if t := s.table; t != nil {
+		t.changed |= 1 << s.slot
+		t.lastFrames[s.slot] = s.lastFrm
 	}
 }
 
@@ -134,7 +134,6 @@ func (s *Stream) Insert(c Command) (bool, error) {
 	}
 	s.held = append(s.held, c)
 	s.lastFrm = c.Frame
-	s.prefixChanged()
 	// Drain buffered commands that now continue the prefix.
 	for len(s.early) > 0 && s.early[0].Seq == s.Next() {
 		e := s.early[0]
@@ -151,6 +150,7 @@ func (s *Stream) Insert(c Command) (bool, error) {
 	if len(s.early) == 0 {
 		s.early = nil
 	}
+	s.prefixChanged()
 	s.applyPendingSeal()
 	return true, nil
 }
@@ -293,9 +293,9 @@ func (s *Stream) Buffered() int { return len(s.early) }
 // earlier commands the holder will never need (it joined late). Everything
 // held, buffered or promised is forgotten.
 func (s *Stream) Reset(base uint32, seal Frame) {
-	s.prefixChanged()
 	clear(s.held)
 	clear(s.early)
 	s.held, s.early, s.pending = s.held[:0], s.early[:0], s.pending[:0]
 	s.base, s.seal, s.lastFrm = base, seal, -1
+	s.prefixChanged()
 }

@@ -10,6 +10,9 @@ type Table struct {
 	streams []*Stream // one per member (see Stream for what each holds)
 	closed  []Frame   // per slot: last frame that counts, or NoFrame while live
 	changed uint64    // bit s: stream s's prefix changed since ClearChanged
+	// lastFrames is each stream's LastFrame, beside the table: a bucket
+	// reaches only the streams that may hold a command of its frame.
+	lastFrames []Frame
 }
 
 // NewTable returns a table for members slots 0..members-1, every stream
@@ -18,11 +21,12 @@ func NewTable(members int, seal Frame) *Table {
 	if members < 1 || members > MaxMembers {
 		panic(fmt.Sprintf("cmdstream: %d members, want 1..%d", members, MaxMembers))
 	}
-	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members)}
+	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members), lastFrames: make([]Frame, members)}
 	for i := range t.streams {
 		t.streams[i] = NewStream(Slot(i), seal)
-		t.streams[i].changed = &t.changed
+		t.streams[i].table = t
 		t.closed[i] = NoFrame
+		t.lastFrames[i] = t.streams[i].lastFrm
 	}
 	return t
 }
@@ -107,8 +111,8 @@ func (t *Table) Waiting(dst []Slot, frame Frame) []Slot {
 // the payloads alias the streams' storage.
 func (t *Table) AppendBucket(dst []Command, frame Frame) []Command {
 	for i, s := range t.streams {
-		if frame > t.closed[i] {
-			continue
+		if frame > t.closed[i] || frame > t.lastFrames[i] {
+			continue // closed, or every command held is of an earlier frame
 		}
 		dst = s.AppendFrame(dst, frame)
 	}

@@ -254,7 +254,8 @@ func TestWindowContains(t *testing.T) {
 
 // Changed names the streams whose prefix a command joined, Trim shortened
 // or Reset emptied since ClearChanged, and no others: not a buffered
-// command, a seal, a duplicate or a Trim that removes nothing.
+// command, a seal, a duplicate or a Trim that removes nothing; the table
+// keeps every stream's last frame beside it.
 func TestTableChanged(t *testing.T) {
 	tb := NewTable(4, 0)
 	if tb.Changed() != 0 {
@@ -280,6 +281,11 @@ func TestTableChanged(t *testing.T) {
 		s.do()
 		if got := tb.Changed(); got != s.want {
 			t.Errorf("%s: changed %b, want %b", s.name, got, s.want)
+		}
+		for i := range tb.Members() {
+			if tb.lastFrames[i] != tb.Stream(Slot(i)).LastFrame() {
+				t.Errorf("%s: slot %d's last frame %d beside the table, %d in its stream", s.name, i, tb.lastFrames[i], tb.Stream(Slot(i)).LastFrame())
+			}
 		}
 	}
 }

@@ -142,6 +142,9 @@ func (c *Core) trim() {
 		if same && changed&(1<<slot) == 0 {
 			continue
 		}
+		if c.table.FirstFrame(slot) > keepFrom-c.window.Ahead {
+			continue // nothing held that old
+		}
 		s := c.table.Stream(slot)
 		s.Trim(seqAfter(s, keepFrom-c.window.Ahead))
 	}

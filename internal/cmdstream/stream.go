@@ -40,11 +40,16 @@ type Stream struct {
 }
 
 // prefixChanged tells the stream's table, once the prefix has changed,
-// that it did (Table.Changed) and the newest frame in it.
+// that it did (Table.Changed) and the frames of its first and newest
+// commands.
 func (s *Stream) prefixChanged() {
 	if t := s.table; t != nil {
 		t.changed |= 1 << s.slot
 		t.lastFrames[s.slot] = s.lastFrm
+		t.firstFrames[s.slot] = NoFrame
+		if len(s.held) > 0 {
+			t.firstFrames[s.slot] = s.held[0].Frame
+		}
 	}
 }
 
@@ -255,13 +260,13 @@ func (s *Stream) Trim(seq uint32) {
 	if seq <= s.base {
 		return
 	}
-	s.prefixChanged()
 	n := int(seq - s.base)
 	// Move what remains to the front so the array's storage is reused.
 	kept := copy(s.held, s.held[n:])
 	clear(s.held[kept:])
 	s.held = s.held[:kept]
 	s.base = seq
+	s.prefixChanged()
 }
 
 // AppendFrame appends to dst the held commands stamped frame, in sequence

@@ -12,7 +12,9 @@ type Table struct {
 	changed uint64    // bit s: stream s's prefix changed since ClearChanged
 	// lastFrames is each stream's LastFrame, beside the table: a bucket
 	// reaches only the streams that may hold a command of its frame.
-	lastFrames []Frame
+	// firstFrames is the frame of each stream's first held command, or
+	// NoFrame (FirstFrame).
+	lastFrames, firstFrames []Frame
 }
 
 // NewTable returns a table for members slots 0..members-1, every stream
@@ -21,12 +23,12 @@ func NewTable(members int, seal Frame) *Table {
 	if members < 1 || members > MaxMembers {
 		panic(fmt.Sprintf("cmdstream: %d members, want 1..%d", members, MaxMembers))
 	}
-	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members), lastFrames: make([]Frame, members)}
+	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members), lastFrames: make([]Frame, members), firstFrames: make([]Frame, members)}
 	for i := range t.streams {
 		t.streams[i] = NewStream(Slot(i), seal)
 		t.streams[i].table = t
 		t.closed[i] = NoFrame
-		t.lastFrames[i] = t.streams[i].lastFrm
+		t.lastFrames[i], t.firstFrames[i] = t.streams[i].lastFrm, NoFrame
 	}
 	return t
 }
@@ -40,6 +42,11 @@ func (t *Table) Changed() uint64 { return t.changed }
 
 // ClearChanged empties the set Changed returns.
 func (t *Table) ClearChanged() { t.changed = 0 }
+
+// FirstFrame returns the frame of the first command slot's stream holds,
+// or NoFrame when it holds none, without reaching the stream: a holder
+// trimming many streams by frame passes over those with nothing to trim.
+func (t *Table) FirstFrame(slot Slot) Frame { return t.firstFrames[slot] }
 
 // Members returns the number of slots, live or not.
 func (t *Table) Members() int { return len(t.streams) }

@@ -255,7 +255,7 @@ func TestWindowContains(t *testing.T) {
 // Changed names the streams whose prefix a command joined, Trim shortened
 // or Reset emptied since ClearChanged, and no others: not a buffered
 // command, a seal, a duplicate or a Trim that removes nothing; the table
-// keeps every stream's last frame beside it.
+// keeps every stream's first and last frames beside it.
 func TestTableChanged(t *testing.T) {
 	tb := NewTable(4, 0)
 	if tb.Changed() != 0 {
@@ -285,6 +285,13 @@ func TestTableChanged(t *testing.T) {
 		for i := range tb.Members() {
 			if tb.lastFrames[i] != tb.Stream(Slot(i)).LastFrame() {
 				t.Errorf("%s: slot %d's last frame %d beside the table, %d in its stream", s.name, i, tb.lastFrames[i], tb.Stream(Slot(i)).LastFrame())
+			}
+			first := NoFrame
+			if held := tb.Stream(Slot(i)).Since(0); len(held) > 0 {
+				first = held[0].Frame
+			}
+			if tb.FirstFrame(Slot(i)) != first {
+				t.Errorf("%s: slot %d's first frame %d beside the table, %d in its stream", s.name, i, tb.FirstFrame(Slot(i)), first)
 			}
 		}
 	}

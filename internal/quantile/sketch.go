@@ -88,16 +88,15 @@ var log2Gamma = math.Log2(gamma)
 // empty and ready to use. It is not safe for concurrent use.
 type Sketch struct {
 	zeros    uint64   // values below Smallest
-	counts   []uint32 // counts[i] is bucket offset+i: 4 bytes, so that a sketch's counters take half the caches 8 would
+	counts   []uint32 // counts[i] is bucket offset+i, less its carries: 4 bytes, so that a sketch's counters take half the caches 8 would
 	offset   int
+	carries  map[int]uint64 // bucket i's count beyond counts, in whole 2³²s: a counter that would pass 2³²−1 carries into it
 	n        uint64
 	sum      float64
 	min, max float64
 }
 
-// Add counts one value. Negative values and NaN count as zero. It panics
-// when a bucket would hold more than 2³²−1 values (at a thousand values a
-// second in one bucket, after 49 days).
+// Add counts one value. Negative values and NaN count as zero.
 func (s *Sketch) Add(v float64) {
 	if !(v > 0) {
 		v = 0
@@ -116,11 +115,28 @@ func (s *Sketch) Add(v float64) {
 	}
 	i := bucket(v)
 	s.grow(i)
-	c := &s.counts[i-s.offset]
+	s.inc(i, &s.counts[i-s.offset])
+}
+
+// inc adds one to bucket i, whose counter is c.
+func (s *Sketch) inc(i int, c *uint32) {
 	if *c == math.MaxUint32 {
-		panic("quantile: more than 2³²−1 values in one bucket")
+		s.carry(i, c, 1)
+		return
 	}
 	*c++
+}
+
+// carry adds k to bucket i, whose counter c cannot take it: the counter
+// keeps what is left below 2³², the carries the whole 2³²s (a bucket
+// passes 2³²−1 values after 49 days at a thousand a second).
+func (s *Sketch) carry(i int, c *uint32, k uint32) {
+	sum := uint64(*c) + uint64(k)
+	if s.carries == nil {
+		s.carries = map[int]uint64{}
+	}
+	s.carries[i] += sum >> 32
+	*c = uint32(sum)
 }
 
 // AddAll counts the values vs as Add would, one after another, and faster
@@ -164,11 +180,7 @@ func (s *Sketch) AddAll(vs []float64) {
 		s.grow(hi)
 		counts, offset := s.counts, s.offset
 		for _, i := range idx[:k] {
-			c := &counts[int(i)-offset]
-			if *c == math.MaxUint32 {
-				panic("quantile: more than 2³²−1 values in one bucket")
-			}
-			*c++
+			s.inc(int(i), &counts[int(i)-offset])
 		}
 	}
 }
@@ -187,8 +199,7 @@ func (s *Sketch) grow(i int) {
 	}
 }
 
-// Merge adds every value counted in o to s. It panics, as Add, when a
-// bucket would hold more than 2³²−1 values.
+// Merge adds every value counted in o to s.
 func (s *Sketch) Merge(o *Sketch) {
 	if o.n == 0 {
 		return
@@ -206,12 +217,19 @@ func (s *Sketch) Merge(o *Sketch) {
 		s.grow(o.offset)
 		s.grow(o.offset + len(o.counts) - 1)
 		for i, c := range o.counts {
-			sc := &s.counts[o.offset+i-s.offset]
-			if *sc > math.MaxUint32-c {
-				panic("quantile: more than 2³²−1 values in one bucket")
+			b := o.offset + i
+			if sc := &s.counts[b-s.offset]; *sc > math.MaxUint32-c {
+				s.carry(b, sc, c)
+			} else {
+				*sc += c
 			}
-			*sc += c
 		}
+	}
+	for b, k := range o.carries {
+		if s.carries == nil {
+			s.carries = map[int]uint64{}
+		}
+		s.carries[b] += k
 	}
 }
 
@@ -250,7 +268,11 @@ func (s *Sketch) Quantile(p float64) float64 {
 	}
 	seen := s.zeros
 	for i, c := range s.counts {
-		if seen += uint64(c); seen >= rank {
+		seen += uint64(c)
+		if s.carries != nil {
+			seen += s.carries[s.offset+i] << 32
+		}
+		if seen >= rank {
 			v := 2 * math.Pow(gamma, float64(s.offset+i)) / (gamma + 1)
 			return min(max(v, s.min), s.max)
 		}

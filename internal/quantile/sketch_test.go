@@ -232,3 +232,37 @@ func BenchmarkBucket(b *testing.B) {
 		}
 	})
 }
+
+// TestCountsCarryPast32Bits fills a bucket's 4-byte counter (set directly:
+// adding 2³² values would take minutes) and checks that Add, AddAll and
+// Merge carry past it and Quantile counts what they carried.
+func TestCountsCarryPast32Bits(t *testing.T) {
+	var s Sketch
+	s.Add(1)
+	s.Add(2)
+	// Pretend the bucket of 1 already holds 2³²−1 values.
+	s.counts[bucket(1)-s.offset] = math.MaxUint32
+	s.n += math.MaxUint32 - 1
+	s.Add(1)               // 2³² values of 1
+	s.AddAll([]float64{1}) // 2³² + 1
+	ones := uint64(1)<<32 + 1
+	if got := s.Quantile(100 * float64(ones-1) / float64(s.n)); math.Abs(got-1) > Alpha {
+		t.Fatalf("quantile at the %d-th value: %v, want about 1", ones-1, got)
+	}
+	// The first value above the ones is the 2.
+	if got := s.Quantile(100 * float64(ones+1) / float64(s.n)); math.Abs(got-2) > 2*Alpha {
+		t.Fatalf("quantile past the ones: %v, want about 2", got)
+	}
+	var m Sketch
+	m.Merge(&s)
+	m.Merge(&s) // 2 × (2³² + 1) ones: the counter passes 2³² again in the merge
+	if m.n != 2*s.n {
+		t.Fatalf("merged count %d, want %d", m.n, 2*s.n)
+	}
+	if got := m.Quantile(100 * float64(2*ones-1) / float64(m.n)); math.Abs(got-1) > Alpha {
+		t.Fatalf("merged quantile at the last one: %v, want about 1", got)
+	}
+	if got := m.Quantile(100 * float64(2*ones+1) / float64(m.n)); math.Abs(got-2) > 2*Alpha {
+		t.Fatalf("merged quantile past the ones: %v, want about 2", got)
+	}
+}

@@ -278,7 +278,7 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	c.leavers &^= bit
 	c.table.Stream(m).Reset(0, at-1)
 	c.table.Reopen(m)
-	c.chains[m] = chainState{}
+	c.chains[m], c.chainCounts[m] = chainState{}, 0
 	// The joiner gets our commands from the first stamped at or after the
 	// admission frame (we may have stamped some already, and keep them
 	// until executed): the ones before are in the buckets it catches up

@@ -90,6 +90,7 @@ type Core struct {
 	trimKeep   bucket.Frame // trim's frame and live members when it last ran, and whether an ack grew since
 	trimMask   uint64
 	trimFinal  uint64
+	trimAhead  bucket.Frame // and the window's Ahead
 	acksGrew   bool
 	timeoutsAt time.Duration // when checkTimeouts runs next
 	sendKnown  bool          // sendAt holds for the live members sendMask:
@@ -175,6 +176,9 @@ type Core struct {
 	// Signed streams (sign.go): per member, its chain and statements.
 	chains []chainState
 	hasher hash.Hash
+	// chainCounts is every member's chains[m].count, side by side, for
+	// extendChain.
+	chainCounts []uint32
 
 	// Scratch reused across calls, so steady-state work allocates nothing.
 	// Each is emptied by every Ready and sized by the largest one: the
@@ -256,7 +260,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		c.hist[i].frame = -1
 	}
 	c.checkpoint.Frame = -1
-	c.chains = make([]chainState, cfg.Members)
+	c.chains, c.chainCounts = make([]chainState, cfg.Members), make([]uint32, cfg.Members)
 	c.initAdmissions()
 	c.stats.Delay, c.stats.Lead = c.delayFrames()
 	return c, nil

@@ -115,10 +115,17 @@ func (c *Core) execute(now time.Duration) {
 func (c *Core) trim() {
 	// Keep what this Ready's buckets reference: trimming clears payloads.
 	keepFrom := c.executed - bucket.Frame(len(c.out.Buckets))
-	if keepFrom == c.trimKeep && c.liveMask() == c.trimMask && c.finalized == c.trimFinal && !c.acksGrew {
+	same := keepFrom == c.trimKeep && c.liveMask() == c.trimMask && c.finalized == c.trimFinal
+	if same && !c.acksGrew {
 		return // nothing it depends on changed since it last ran
 	}
-	c.trimKeep, c.trimMask, c.trimFinal, c.acksGrew = keepFrom, c.liveMask(), c.finalized, false
+	// With the same frames kept and members trimmed, a stream whose prefix
+	// has not changed since the last trim was trimmed then as it would be
+	// now: only our own (its acknowledgements grew) and the changed ones
+	// are reached again.
+	same = same && c.window.Ahead == c.trimAhead
+	changed := c.table.Changed()
+	c.trimKeep, c.trimMask, c.trimFinal, c.acksGrew, c.trimAhead = keepFrom, c.liveMask(), c.finalized, false, c.window.Ahead
 	own := c.table.Stream(c.self)
 	acked := own.Next()
 	for _, r := range c.peers {
@@ -132,9 +139,16 @@ func (c *Core) trim() {
 		if slot == c.self || (!c.live(slot) && c.finalized&(1<<slot) == 0) {
 			continue // a suspect's commands may have to be relayed
 		}
+		if same && changed&(1<<slot) == 0 {
+			continue
+		}
+		if c.table.FirstFrame(slot) > keepFrom-c.window.Ahead {
+			continue // nothing held that old
+		}
 		s := c.table.Stream(slot)
 		s.Trim(seqAfter(s, keepFrom-c.window.Ahead))
 	}
+	c.table.ClearChanged() // what this pass trimmed, it trimmed by the same rule
 }
 
 // seqAfter returns the first held sequence number of s stamped after frame.

@@ -122,7 +122,7 @@ type pendingStatement struct {
 
 // chainState is what a core holds of one member's chain and statements.
 type chainState struct {
-	count  uint32 // commands hashed: the stream's prefix up to count
+	count  uint32 // commands hashed: the stream's prefix up to count; Core.chainCounts holds it too
 	hash   Chain
 	broken bool // commands were trimmed before they were hashed, or the member's own statement failed
 	ring   [chainRing]chainPoint
@@ -153,11 +153,11 @@ func (c *Core) extendChain(now time.Duration, m bucket.Slot) {
 	if (m == c.self && c.cfg.Signer == nil) || (m != c.self && c.cfg.Verifier == nil) {
 		return // our chain serves our statements, the others' our checks
 	}
-	cs := &c.chains[m]
 	s := c.table.Stream(m)
-	if cs.count >= s.Next() {
-		return
+	if c.chainCounts[m] >= s.Next() {
+		return // read beside the other members' counts, not in m's chain state
 	}
+	cs := &c.chains[m]
 	if cs.count < s.Base() {
 		cs.broken = true
 		return
@@ -170,6 +170,7 @@ func (c *Core) extendChain(now time.Duration, m bucket.Slot) {
 		cs.count++
 		cs.ring[cs.count%chainRing] = chainPoint{cs.count, cs.hash}
 	}
+	c.chainCounts[m] = cs.count
 	if m == c.self || len(cs.pending) == 0 {
 		return
 	}

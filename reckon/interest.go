@@ -75,11 +75,16 @@ func Around(c Vec2, w, h float64) Rect {
 	return Rect{Min: Vec2{c.X - w/2, c.Y - h/2}, Max: Vec2{c.X + w/2, c.Y + h/2}}
 }
 
-// Distance returns how far p lies outside r: 0 inside.
-func (r Rect) Distance(p Vec2) float64 {
-	dx := math.Max(0, math.Max(r.Min.X-p.X, p.X-r.Max.X))
-	dy := math.Max(0, math.Max(r.Min.Y-p.Y, p.Y-r.Max.Y))
-	return math.Hypot(dx, dy)
+// Distance returns how far p lies outside r: 0 inside. It is
+// Outside(p).Len().
+func (r Rect) Distance(p Vec2) float64 { return r.Outside(p).Len() }
+
+// Outside returns how far p lies outside r along each axis: 0 inside.
+func (r Rect) Outside(p Vec2) Vec2 {
+	return Vec2{
+		X: math.Max(0, math.Max(r.Min.X-p.X, p.X-r.Max.X)),
+		Y: math.Max(0, math.Max(r.Min.Y-p.Y, p.Y-r.Max.Y)),
+	}
 }
 
 // Contains reports whether p lies in r: whether Distance(p) is 0, without

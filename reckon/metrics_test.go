@@ -133,3 +133,33 @@ func TestMeterReadBetweenFrames(t *testing.T) {
 		t.Errorf("read between frames %+v, only at the end %+v", a, b)
 	}
 }
+
+// The largest jump and kink are those of every frame's Len, though a
+// Meter takes the length only of steps that may beat the largest so far.
+func TestMeterJumpAndKinkAreExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, scale := range []float64{1e-120, 1e-3, 1, 1e3, 1e120} {
+		var m Meter[Vec2]
+		var prev, step Vec2
+		var jump, kink float64
+		for i := range 2000 {
+			p := Vec2{X: scale * r.NormFloat64(), Y: scale * r.NormFloat64()}
+			if i%3 == 0 {
+				p = prev.Add(Vec2{X: scale * 1e-9 * r.Float64()}) // steps near the largest, and tiny ones
+			}
+			m.Frame(time.Duration(i)*time.Millisecond, p, Vec2{})
+			if i > 0 {
+				s := p.Sub(prev)
+				jump = max(jump, s.Len())
+				if i > 1 {
+					kink = max(kink, s.Sub(step).Len())
+				}
+				step = s
+			}
+			prev = p
+		}
+		if got := m.Metrics(); got.MaxJump != jump || got.MaxKink != kink {
+			t.Errorf("scale %g: jump %v kink %v, want %v %v", scale, got.MaxJump, got.MaxKink, jump, kink)
+		}
+	}
+}

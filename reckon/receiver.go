@@ -41,6 +41,13 @@ func (r *Receiver[V]) Receive(now time.Duration, u Update[V]) bool {
 // At returns the state to display at time now (see [Smoother.At]).
 func (r *Receiver[V]) At(now time.Duration) State[V] { return r.smoother.At(now) }
 
+// Pos returns At(now).Pos (see [Smoother.Pos]).
+func (r *Receiver[V]) Pos(now time.Duration) V { return r.smoother.Pos(now) }
+
+// Converging reports whether At(now) depends on the method (see
+// [Smoother.Converging]).
+func (r *Receiver[V]) Converging(now time.Duration) bool { return r.smoother.Converging(now) }
+
 // Started reports whether an update has been received.
 func (r *Receiver[V]) Started() bool { return r.smoother.Started() }
 

@@ -148,15 +148,48 @@ func (s *Smoother[V]) At(now time.Duration) State[V] {
 	if now >= s.end {
 		return s.target.Predict(s.cfg.Predictor, now)
 	}
-	tt := (s.end - s.start).Seconds()
-	u := max((now-s.start).Seconds()/tt, 0)
-	w := 1 - u
+	tt, u, w := s.curve(now)
 	p := &s.p
 	d01, d12, d23 := p[1].Sub(p[0]), p[2].Sub(p[1]), p[3].Sub(p[2])
 	return State[V]{
-		Pos: p[0].Scale(w * w * w).Add(p[1].Scale(3 * w * w * u)).Add(p[2].Scale(3 * w * u * u)).Add(p[3].Scale(u * u * u)),
+		Pos: s.curvePos(u, w),
 		Vel: d01.Scale(w * w).Add(d12.Scale(2 * w * u)).Add(d23.Scale(u * u)).Scale(3 / tt),
 		Acc: d12.Sub(d01).Scale(w).Add(d23.Sub(d12).Scale(u)).Scale(6 / (tt * tt)),
 		At:  now,
 	}
+}
+
+// Pos returns At(now).Pos, the same value, without the velocity and
+// acceleration At also computes.
+func (s *Smoother[V]) Pos(now time.Duration) V {
+	if !s.started {
+		var zero V
+		return zero
+	}
+	if now >= s.end {
+		return s.target.PredictPos(s.cfg.Predictor, now)
+	}
+	_, u, w := s.curve(now)
+	return s.curvePos(u, w)
+}
+
+// Converging reports whether At(now) is on a correction's curve: whether
+// it depends on the method. Otherwise, At(now) is the newest
+// authoritative state's prediction (or the zero State before the first),
+// whatever the method.
+func (s *Smoother[V]) Converging(now time.Duration) bool { return s.started && now < s.end }
+
+// curve returns the current correction's length in seconds and the
+// parameters u and w = 1−u of its curve at now, which is before its end.
+func (s *Smoother[V]) curve(now time.Duration) (tt, u, w float64) {
+	tt = (s.end - s.start).Seconds()
+	u = max((now-s.start).Seconds()/tt, 0)
+	return tt, u, 1 - u
+}
+
+// curvePos returns the position on the current correction's curve at the
+// parameters u and w = 1−u.
+func (s *Smoother[V]) curvePos(u, w float64) V {
+	p := &s.p
+	return p[0].Scale(w * w * w).Add(p[1].Scale(3 * w * w * u)).Add(p[2].Scale(3 * w * u * u)).Add(p[3].Scale(u * u * u))
 }

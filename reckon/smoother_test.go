@@ -221,3 +221,38 @@ func TestMethodText(t *testing.T) {
 		t.Error(`"spline" unmarshals`)
 	}
 }
+
+// Pos is At's position, exactly; where no correction is under way, every
+// method shows the same state.
+func TestPosIsAtsPosition(t *testing.T) {
+	for _, p := range []Predictor{ConstantVelocity, ConstantAcceleration} {
+		var shown [Cubic + 1]*Smoother[Vec2]
+		for _, m := range methods {
+			s, _, _, t0, T := correction(m, p)
+			shown[m] = s
+			for at := t0 - 10*ms; at <= t0+T+50*ms; at += 7 * ms {
+				if got, want := s.Pos(at), s.At(at).Pos; got != want {
+					t.Errorf("%v %v at t0%+v: Pos %v, At %v", p, m, at-t0, got, want)
+				}
+				end := t0 + T
+				if m == Snap {
+					end = t0
+				}
+				if s.Converging(at) != (at < end) {
+					t.Errorf("%v %v at t0%+v: converging %v", p, m, at-t0, s.Converging(at))
+				}
+			}
+		}
+		for _, at := range []time.Duration{1200 * ms, 1500 * ms, 9 * time.Second} {
+			for _, m := range methods {
+				if got, want := shown[m].At(at), shown[Snap].At(at); got != want {
+					t.Errorf("%v %v at %v, settled: %+v, snap shows %+v", p, m, at, got, want)
+				}
+			}
+		}
+	}
+	var s Smoother[Vec2]
+	if s.Pos(time.Second) != (Vec2{}) || s.Converging(time.Second) {
+		t.Error("an unstarted smoother shows something")
+	}
+}

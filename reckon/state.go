@@ -58,11 +58,30 @@ func (s State[V]) Predict(p Predictor, at time.Duration) State[V] {
 		return State[V]{Pos: s.Pos.Add(s.Vel.Scale(dt)), Vel: s.Vel, At: at}
 	case ConstantAcceleration:
 		return State[V]{
-			Pos: s.Pos.Add(s.Vel.Scale(dt)).Add(s.Acc.Scale(dt * dt / 2)),
+			Pos: s.accelPos(dt),
 			Vel: s.Vel.Add(s.Acc.Scale(dt)),
 			Acc: s.Acc,
 			At:  at,
 		}
 	}
 	panic("reckon: unknown predictor " + p.String())
+}
+
+// PredictPos returns s.Predict(p, at).Pos, the same value, computing only
+// the position. It panics if p is not one of the package's predictors.
+func (s State[V]) PredictPos(p Predictor, at time.Duration) V {
+	dt := (at - s.At).Seconds()
+	switch p {
+	case ConstantVelocity:
+		return s.Pos.Add(s.Vel.Scale(dt))
+	case ConstantAcceleration:
+		return s.accelPos(dt)
+	}
+	panic("reckon: unknown predictor " + p.String())
+}
+
+// accelPos is the position ConstantAcceleration predicts dt seconds after
+// s.At.
+func (s State[V]) accelPos(dt float64) V {
+	return s.Pos.Add(s.Vel.Scale(dt)).Add(s.Acc.Scale(dt * dt / 2))
 }

@@ -84,21 +84,13 @@ func simulateCursors(f *runFlags, profile netsim.Profile) reckonReport {
 // member, then with the interest filters (interest.go); the methods'
 // figures are those of the first run.
 //
-// Without atEnd the two runs, which share nothing, go on two goroutines.
+// The two runs go one after the other: phalanx sim runs them beside the
+// lockstep run, whose window workers they would otherwise crowd off the
+// machine's cores (on two cores, a 64-member run took longer with the two
+// cursor runs on goroutines of their own).
 func simulateCursorsThen(f *runFlags, profile netsim.Profile, atEnd func()) reckonReport {
-	var all, filtered cursorRun
-	if atEnd != nil {
-		all = runCursors(f, profile, nil, atEnd)
-		filtered = runCursors(f, profile, &reckon.Interest{}, nil)
-	} else {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			filtered = runCursors(f, profile, &reckon.Interest{}, nil)
-		}()
-		all = runCursors(f, profile, nil, nil)
-		<-done
-	}
+	all := runCursors(f, profile, nil, atEnd)
+	filtered := runCursors(f, profile, &reckon.Interest{}, nil)
 	return reckonReport{Methods: mergeMethods(all.metrics), Interest: compareInterest(all, filtered)}
 }
 

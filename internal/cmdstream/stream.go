@@ -36,6 +36,21 @@ type Stream struct {
 	// increasing next and increasing seal; each becomes the seal once the
 	// prefix reaches its next. At most maxPending.
 	pending []pendingPromise
+	table   *Table // the table it is part of, or nil
+}
+
+// prefixChanged tells the stream's table, once the prefix has changed,
+// that it did (Table.Changed) and the frames of its first and newest
+// commands.
+func (s *Stream) prefixChanged() {
+	if t := s.table; t != nil {
+		t.changed |= 1 << s.slot
+		t.lastFrames[s.slot] = s.lastFrm
+		t.firstFrames[s.slot] = NoFrame
+		if len(s.held) > 0 {
+			t.firstFrames[s.slot] = s.held[0].Frame
+		}
+	}
 }
 
 type pendingPromise struct {
@@ -78,6 +93,7 @@ func (s *Stream) Append(c Command) {
 	}
 	s.held = append(s.held, c)
 	s.lastFrm = c.Frame
+	s.prefixChanged()
 }
 
 func (s *Stream) check(c Command) error {
@@ -139,6 +155,7 @@ func (s *Stream) Insert(c Command) (bool, error) {
 	if len(s.early) == 0 {
 		s.early = nil
 	}
+	s.prefixChanged()
 	s.applyPendingSeal()
 	return true, nil
 }
@@ -249,6 +266,7 @@ func (s *Stream) Trim(seq uint32) {
 	clear(s.held[kept:])
 	s.held = s.held[:kept]
 	s.base = seq
+	s.prefixChanged()
 }
 
 // AppendFrame appends to dst the held commands stamped frame, in sequence
@@ -284,4 +302,5 @@ func (s *Stream) Reset(base uint32, seal Frame) {
 	clear(s.early)
 	s.held, s.early, s.pending = s.held[:0], s.early[:0], s.pending[:0]
 	s.base, s.seal, s.lastFrm = base, seal, -1
+	s.prefixChanged()
 }

@@ -9,6 +9,12 @@ import "fmt"
 type Table struct {
 	streams []*Stream // one per member (see Stream for what each holds)
 	closed  []Frame   // per slot: last frame that counts, or NoFrame while live
+	changed uint64    // bit s: stream s's prefix changed since ClearChanged
+	// lastFrames is each stream's LastFrame, beside the table: a bucket
+	// reaches only the streams that may hold a command of its frame.
+	// firstFrames is the frame of each stream's first held command, or
+	// NoFrame (FirstFrame).
+	lastFrames, firstFrames []Frame
 }
 
 // NewTable returns a table for members slots 0..members-1, every stream
@@ -17,13 +23,30 @@ func NewTable(members int, seal Frame) *Table {
 	if members < 1 || members > MaxMembers {
 		panic(fmt.Sprintf("cmdstream: %d members, want 1..%d", members, MaxMembers))
 	}
-	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members)}
+	t := &Table{streams: make([]*Stream, members), closed: make([]Frame, members), lastFrames: make([]Frame, members), firstFrames: make([]Frame, members)}
 	for i := range t.streams {
 		t.streams[i] = NewStream(Slot(i), seal)
+		t.streams[i].table = t
 		t.closed[i] = NoFrame
+		t.lastFrames[i], t.firstFrames[i] = t.streams[i].lastFrm, NoFrame
 	}
 	return t
 }
+
+// Changed returns the set of slots (bit s for slot s) whose streams'
+// prefixes of held commands have changed since ClearChanged (or since the
+// table was made): a command joined one, Trim removed some, or Reset
+// emptied it. A holder that trims every stream by the same rule need not
+// reach the others again until that rule changes.
+func (t *Table) Changed() uint64 { return t.changed }
+
+// ClearChanged empties the set Changed returns.
+func (t *Table) ClearChanged() { t.changed = 0 }
+
+// FirstFrame returns the frame of the first command slot's stream holds,
+// or NoFrame when it holds none, without reaching the stream: a holder
+// trimming many streams by frame passes over those with nothing to trim.
+func (t *Table) FirstFrame(slot Slot) Frame { return t.firstFrames[slot] }
 
 // Members returns the number of slots, live or not.
 func (t *Table) Members() int { return len(t.streams) }
@@ -95,8 +118,8 @@ func (t *Table) Waiting(dst []Slot, frame Frame) []Slot {
 // the payloads alias the streams' storage.
 func (t *Table) AppendBucket(dst []Command, frame Frame) []Command {
 	for i, s := range t.streams {
-		if frame > t.closed[i] {
-			continue
+		if frame > t.closed[i] || frame > t.lastFrames[i] {
+			continue // closed, or every command held is of an earlier frame
 		}
 		dst = s.AppendFrame(dst, frame)
 	}

@@ -251,3 +251,48 @@ func TestWindowContains(t *testing.T) {
 		}
 	}
 }
+
+// Changed names the streams whose prefix a command joined, Trim shortened
+// or Reset emptied since ClearChanged, and no others: not a buffered
+// command, a seal, a duplicate or a Trim that removes nothing; the table
+// keeps every stream's first and last frames beside it.
+func TestTableChanged(t *testing.T) {
+	tb := NewTable(4, 0)
+	if tb.Changed() != 0 {
+		t.Fatalf("a new table: changed %b", tb.Changed())
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want uint64
+	}{
+		{"append", func() { tb.Stream(0).Append(Command{Slot: 0, Seq: 0, Frame: 1}) }, 1 << 0},
+		{"insert", func() { _, _ = tb.Stream(2).Insert(Command{Slot: 2, Seq: 0, Frame: 1}) }, 1 << 2},
+		{"duplicate", func() { _, _ = tb.Stream(2).Insert(Command{Slot: 2, Seq: 0, Frame: 1}) }, 0},
+		{"buffered", func() { _, _ = tb.Stream(3).Insert(Command{Slot: 3, Seq: 1, Frame: 2}) }, 0},
+		{"seal", func() { tb.Stream(1).Promise(5, 0) }, 0},
+		{"gap filled", func() { _, _ = tb.Stream(3).Insert(Command{Slot: 3, Seq: 0, Frame: 1}) }, 1 << 3},
+		{"trim nothing", func() { tb.Stream(2).Trim(0) }, 0},
+		{"trim", func() { tb.Stream(2).Trim(1) }, 1 << 2},
+		{"reset", func() { tb.Stream(1).Reset(0, -1) }, 1 << 1},
+	}
+	for _, s := range steps {
+		tb.ClearChanged()
+		s.do()
+		if got := tb.Changed(); got != s.want {
+			t.Errorf("%s: changed %b, want %b", s.name, got, s.want)
+		}
+		for i := range tb.Members() {
+			if tb.lastFrames[i] != tb.Stream(Slot(i)).LastFrame() {
+				t.Errorf("%s: slot %d's last frame %d beside the table, %d in its stream", s.name, i, tb.lastFrames[i], tb.Stream(Slot(i)).LastFrame())
+			}
+			first := NoFrame
+			if held := tb.Stream(Slot(i)).Since(0); len(held) > 0 {
+				first = held[0].Frame
+			}
+			if tb.FirstFrame(Slot(i)) != first {
+				t.Errorf("%s: slot %d's first frame %d beside the table, %d in its stream", s.name, i, tb.FirstFrame(Slot(i)), first)
+			}
+		}
+	}
+}

@@ -13,7 +13,7 @@
 // in the top bucket. The scheme is that of the paper "DDSketch: A Fast and
 // Fully-Mergeable Quantile Sketch with Relative-Error Guarantees".
 //
-// A Sketch never holds more than [MaxBuckets] counters (about 22 KiB),
+// A Sketch never holds more than [MaxBuckets] counters (about 11 KiB),
 // however many values it is given; it holds only the span of buckets its
 // values have reached so far.
 package quantile

@@ -145,3 +145,124 @@ func BenchmarkQuantile(b *testing.B) {
 		_ = s.Quantile(99)
 	}
 }
+
+// AddAll leaves a sketch exactly as Add one value at a time does, for
+// batches of every length, with zeros, NaN and values past Largest among
+// them.
+func TestAddAllEqualsAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, gen := range distributions() {
+		var one, all Sketch
+		vals := make([]float64, 0, 100)
+		for i := range 3000 {
+			v := gen(r)
+			switch i % 97 {
+			case 5:
+				v = math.NaN()
+			case 6:
+				v = -1
+			case 7:
+				v = 2 * Largest
+			}
+			one.Add(v)
+			vals = append(vals, v)
+			if len(vals) == 1+i%67 {
+				all.AddAll(vals)
+				vals = vals[:0]
+			}
+		}
+		all.AddAll(vals)
+		if one.n != all.n || one.sum != all.sum || one.min != all.min || one.max != all.max || one.zeros != all.zeros ||
+			one.offset != all.offset || !slices.Equal(one.counts, all.counts) {
+			t.Errorf("AddAll %+v, Add %+v", all, one)
+		}
+	}
+}
+
+// bucket is index, clamped at the top, for every value within a thousand
+// units in the last place of every bucket's edge, and for values spread
+// over the whole range: so tops holds the edges, and index rises with its
+// argument near them.
+func TestBucketIsIndex(t *testing.T) {
+	check := func(v float64) {
+		if got, want := bucket(v), min(index(v), maxIndex); got != want {
+			t.Fatalf("bucket(%g) = %d, index %d", v, got, want)
+		}
+	}
+	for j, top := range tops {
+		if index(top) != j+minIndex || index(math.Nextafter(top, math.Inf(1))) != j+minIndex+1 {
+			t.Fatalf("top of bucket %d, %g, is not its edge", j+minIndex, top)
+		}
+		up, down := top, top
+		for range 1000 {
+			check(up)
+			check(down)
+			up, down = math.Nextafter(up, math.Inf(1)), math.Nextafter(down, 0)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 1_000_000 {
+		check(math.Pow(10, -9+26*r.Float64()))
+	}
+	for _, v := range []float64{Smallest, Largest, 2 * Largest, math.MaxFloat64, math.Inf(1)} {
+		check(v)
+	}
+}
+
+func BenchmarkBucket(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	vals := make([]float64, 1024)
+	for i := range vals {
+		vals[i] = r.ExpFloat64()
+	}
+	b.Run("bucket", func(b *testing.B) {
+		b.ReportAllocs()
+		i, sum := 0, 0
+		for b.Loop() {
+			sum += bucket(vals[i%len(vals)])
+			i++
+		}
+	})
+	b.Run("index", func(b *testing.B) {
+		b.ReportAllocs()
+		i, sum := 0, 0
+		for b.Loop() {
+			sum += min(index(vals[i%len(vals)]), maxIndex)
+			i++
+		}
+	})
+}
+
+// TestCountsCarryPast32Bits fills a bucket's 4-byte counter (set directly:
+// adding 2³² values would take minutes) and checks that Add, AddAll and
+// Merge carry past it and Quantile counts what they carried.
+func TestCountsCarryPast32Bits(t *testing.T) {
+	var s Sketch
+	s.Add(1)
+	s.Add(2)
+	// Pretend the bucket of 1 already holds 2³²−1 values.
+	s.counts[bucket(1)-s.offset] = math.MaxUint32
+	s.n += math.MaxUint32 - 1
+	s.Add(1)               // 2³² values of 1
+	s.AddAll([]float64{1}) // 2³² + 1
+	ones := uint64(1)<<32 + 1
+	if got := s.Quantile(100 * float64(ones-1) / float64(s.n)); math.Abs(got-1) > Alpha {
+		t.Fatalf("quantile at the %d-th value: %v, want about 1", ones-1, got)
+	}
+	// The first value above the ones is the 2.
+	if got := s.Quantile(100 * float64(ones+1) / float64(s.n)); math.Abs(got-2) > 2*Alpha {
+		t.Fatalf("quantile past the ones: %v, want about 2", got)
+	}
+	var m Sketch
+	m.Merge(&s)
+	m.Merge(&s) // 2 × (2³² + 1) ones: the counter passes 2³² again in the merge
+	if m.n != 2*s.n {
+		t.Fatalf("merged count %d, want %d", m.n, 2*s.n)
+	}
+	if got := m.Quantile(100 * float64(2*ones-1) / float64(m.n)); math.Abs(got-1) > Alpha {
+		t.Fatalf("merged quantile at the last one: %v, want about 1", got)
+	}
+	if got := m.Quantile(100 * float64(2*ones+1) / float64(m.n)); math.Abs(got-2) > 2*Alpha {
+		t.Fatalf("merged quantile past the ones: %v, want about 2", got)
+	}
+}

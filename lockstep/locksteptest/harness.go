@@ -285,6 +285,7 @@ func Run(cfg Config) (*Result, error) {
 		}
 	}
 	if h.win = h.windowsFor(frame); h.win != nil {
+		defer h.win.countOneWays(h.res) // after the workers' goroutines end
 		defer h.win.running.Wait()
 	}
 	for {

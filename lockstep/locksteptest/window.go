@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/quantile"
 	"github.com/phalanx-net/phalanx/lockstep"
 )
 
@@ -71,6 +72,11 @@ type worker struct {
 	lost    int64
 	touched byte // what touch read, kept so that its loads are not left out
 	err     any  // a panic on the worker, raised again by the harness
+	// oneWay counts the one-way delays of the datagrams its members
+	// received, without Config.KeepSamples (then they are effects, kept
+	// in order): the run's sketch takes them at its end (countOneWays),
+	// the same counts in any order.
+	oneWay quantile.Sketch
 }
 
 // record is one event handled in a window.
@@ -213,6 +219,14 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 	return true, h.merge(scheduleCommands)
 }
 
+// countOneWays adds the one-way delays the workers counted to the run's.
+func (w *windows) countOneWays(res *Result) {
+	for _, wk := range w.workers {
+		res.oneWay.Merge(&wk.oneWay)
+		wk.oneWay = quantile.Sketch{}
+	}
+}
+
 // claims hands one window's members to the workers.
 type claims struct {
 	todo     []*member
@@ -345,7 +359,11 @@ func (wk *worker) handle(m *member, at time.Duration, e *event) {
 	switch e.kind {
 	case evWake:
 	case evDeliver:
-		wk.effect(effect{kind: efOneWay, at: at - e.sent})
+		if wk.h.cfg.KeepSamples {
+			wk.effect(effect{kind: efOneWay, at: at - e.sent})
+		} else {
+			wk.oneWay.Add(float64(at - e.sent))
+		}
 		m.core.Receive(at, e.from, e.data)
 	case evSubmit:
 		if _, err := m.core.Submit(at, e.data); err != nil {

@@ -1,7 +1,6 @@
 package locksteptest
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -26,7 +25,7 @@ func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
 		h.res.Lost += wk.lost
 		wk.lost = 0
 	}
-	heap.Init(&w.heads)
+	w.heads.init()
 	done := false
 	for len(w.heads) > 0 {
 		hd := &w.heads[0]
@@ -39,14 +38,14 @@ func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
 		}
 		hd.i++
 		if hd.i == hd.m.winLast {
-			heap.Pop(&w.heads)
+			w.heads.pop()
 		} else {
 			nr := &hd.wk.recs[hd.i]
 			if nr.local >= 0 {
 				nr.seq = hd.m.win[nr.local].seq
 			}
 			hd.at, hd.seq = nr.at, nr.seq
-			heap.Fix(&w.heads, 0)
+			w.heads.down(0)
 		}
 	}
 	for _, m := range w.todo {
@@ -112,18 +111,47 @@ type head struct {
 	m   *member
 }
 
+// mergeHeap is a min-heap of heads by time, ties by place. No two heads
+// have the same place, so it pops them in one order whatever its shape.
 type mergeHeap []head
 
-func (q mergeHeap) Len() int { return len(q) }
-func (q mergeHeap) Less(i, j int) bool {
-	a, b := &q[i], &q[j]
-	return a.at < b.at || a.at == b.at && a.seq < b.seq
+func (a *head) before(b *head) bool { return a.at < b.at || a.at == b.at && a.seq < b.seq }
+
+// init orders q as a heap.
+func (q mergeHeap) init() {
+	for i := len(q)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
 }
-func (q mergeHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *mergeHeap) Push(x any)   { *q = append(*q, x.(head)) }
-func (q *mergeHeap) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+// pop removes the first head.
+func (q *mergeHeap) pop() {
+	h := *q
+	n := len(h) - 1
+	h[0] = h[n]
+	*q = h[:n]
+	if n > 0 {
+		q.down(0)
+	}
+}
+
+// down moves the head at i down to its place.
+func (q mergeHeap) down(i int) {
+	n := len(q)
+	x := q[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && q[r].before(&q[c]) {
+			c = r
+		}
+		if !q[c].before(&x) {
+			break
+		}
+		q[i] = q[c]
+		i = c
+	}
+	q[i] = x
 }

@@ -121,10 +121,14 @@ func (s *Share) TickTo(now time.Duration, send func(to int, update []byte)) {
 		// Where the member shows it: predicted from the last update sent,
 		// or from the one before when the last was lost.
 		view, slack := s.cameraOf(m, now)
-		d := view.Distance(own)
+		var out [3]reckon.Vec2 // how far each lies outside the view, by axis
+		n := 1
+		out[0] = view.Outside(own)
 		for k := range min(s.toSent[m], len(s.toLast[m])) {
-			d = min(d, view.Distance(s.world(s.cfg.Self, s.toLast[m][k].Predict(reckon.ConstantAcceleration, now).Pos)))
+			out[n] = view.Outside(s.world(s.cfg.Self, s.toLast[m][k].PredictPos(reckon.ConstantAcceleration, now)))
+			n++
 		}
+		d := nearest(out[:n])
 		d = max(0, d-slack)
 		if !s.filters[m].Pass(now, d, ok) {
 			continue
@@ -139,6 +143,25 @@ func (s *Share) TickTo(now time.Duration, send func(to int, update []byte)) {
 		s.toSent[m]++
 	}
 	s.measure(now)
+}
+
+// nearest returns the smallest Len of outs, taking only the lengths of
+// those whose squared length is within a relative 10⁻⁹ of the smallest
+// (the others' lengths are certainly larger: the rounding errors of Dot
+// and Len are a few units in the last place), unless squares so small
+// could have lost precision.
+func nearest(outs []reckon.Vec2) float64 {
+	least := math.Inf(1)
+	for _, o := range outs {
+		least = min(least, o.Dot(o))
+	}
+	d := math.Inf(1)
+	for _, o := range outs {
+		if least < 1e-200 || o.Dot(o) <= least*(1+1e-9) {
+			d = min(d, o.Len())
+		}
+	}
+	return d
 }
 
 // CatchUps returns how many catch-up updates TickTo sent.

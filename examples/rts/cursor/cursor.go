@@ -150,7 +150,9 @@ func (s *Share) observe(now time.Duration) (reckon.Update[reckon.Vec2], bool) {
 		s.started, s.start = true, now
 	}
 	if s.cfg.Truths != nil {
-		copy(s.truths, s.cfg.Truths.At(now))
+		// Truths.At's slice, read only within this tick (the shares of
+		// one Truths tick the same time, one after another).
+		s.truths = s.cfg.Truths.At(now)
 	}
 	for m, p := range s.paths {
 		s.truths[m] = p.Advance(now)
@@ -171,15 +173,36 @@ func (s *Share) measure(now time.Duration) {
 			continue
 		}
 		truthSeen := view.Contains(s.world(m, s.truths[m].Pos))
+		// Every method's receiver of m takes the same updates (Receive),
+		// so where its correction is over, each shows the same
+		// prediction of the newest: Snap's, computed once.
+		truth := s.truths[m].Pos
+		var settled reckon.Vec2
+		var settledErr float64
+		var settledSeen, haveSettled bool
 		for k, r := range s.display[m] {
 			if r.Started() {
-				shown := r.At(now).Pos
-				if !s.cfg.OnScreenOnly {
-					s.meters[m][k].Frame(now, shown, s.truths[m].Pos)
+				var shown reckon.Vec2
+				var seen bool
+				var err float64 // the error as Meter.Frame measures it
+				switch {
+				case k == int(reckon.Snap) || r.Converging(now):
+					shown = r.Pos(now)
+					seen = truthSeen || view.Contains(s.world(m, shown))
+					err = shown.Sub(truth).Len()
+					if k == int(reckon.Snap) {
+						settled, settledErr, settledSeen, haveSettled = shown, err, seen, true
+					}
+				case !haveSettled:
+					panic("cursor: a method's receiver started before snap's")
+				default:
+					shown, err, seen = settled, settledErr, settledSeen
 				}
-				seen := truthSeen || view.Contains(s.world(m, shown))
+				if !s.cfg.OnScreenOnly {
+					s.meters[m][k].FrameError(now, shown, err)
+				}
 				if seen && s.visible != nil {
-					s.visible[k].Frame(now, shown, s.truths[m].Pos)
+					s.visible[k].FrameError(now, shown, err)
 				}
 				if reckon.Method(k) == reckon.Cubic {
 					s.shown++

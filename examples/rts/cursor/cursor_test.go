@@ -3,6 +3,7 @@ package cursor
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -190,6 +191,30 @@ func TestFoldSkipsModOnlyWhereItChangesNothing(t *testing.T) {
 		got, want := fold(v, mapSide), foldMod(v, mapSide)
 		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
 			t.Fatalf("fold(%v) = %v, through math.Mod %v", v, got, want)
+		}
+	}
+}
+
+// nearest is the smallest Len, exactly, however close the lengths.
+func TestNearest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 100_000 {
+		scale := math.Pow(10, float64(i%9*40-160))
+		n := 1 + r.IntN(3)
+		outs := make([]reckon.Vec2, n)
+		want := math.Inf(1)
+		for j := range outs {
+			outs[j] = reckon.Vec2{X: scale * r.Float64(), Y: scale * r.Float64()}
+			if j > 0 && r.IntN(2) == 0 {
+				outs[j] = reckon.Vec2{X: outs[0].Y, Y: math.Nextafter(outs[0].X, 0)} // nearly as long
+			}
+			if r.IntN(10) == 0 {
+				outs[j] = reckon.Vec2{}
+			}
+			want = min(want, outs[j].Len())
+		}
+		if got := nearest(outs); got != want {
+			t.Fatalf("nearest(%v) = %v, want %v", outs, got, want)
 		}
 	}
 }

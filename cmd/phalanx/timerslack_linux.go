@@ -13,14 +13,12 @@ import (
 // runtime sleeps for its next timer in epoll_pwait, whose timeout is in
 // whole milliseconds, rounded down: with the kernel's default slack of
 // 50 µs, a member woken by a timer 24.6 ms away wakes at 24 ms, finds
-// nothing due and sleeps 1 ms more, waking twice per timer, and a timer
-// fires up to a millisecond late anyway. With a slack of a millisecond
-// the first sleep ends at 25 ms at the latest, when the timer is due: one
-// wake-up instead of two, at the same moment the second one came before
-// (a timer less than a millisecond away, which the runtime already waits
-// a whole millisecond for, can now be up to 2 ms late). That cuts a lan
-// member's context switches by about a fifth (docs/benchmarks.md, "Timer
-// slack").
+// nothing due and sleeps 1 ms more, waking twice per timer. With a slack
+// of a millisecond the first sleep may end up to 25 ms, at or after the
+// timer is due, so it usually wakes once; the cost is that any timer may
+// fire up to about 2 ms late instead of 1. That cuts a lan member's
+// context switches by about a fifth and its CPU by up to a tenth
+// (docs/benchmarks.md, "Timer slack").
 const memberTimerSlack = time.Millisecond
 
 // Operations of prctl(2) (linux/prctl.h).
@@ -31,9 +29,11 @@ const (
 
 // startSlack starts cmd with the timer slack slack: a process inherits the
 // slack of the thread that starts it, and each thread the slack of the
-// thread that creates it, so cmd's threads all run with it. It starts cmd
-// from a thread of its own whose slack it sets for the start and restores
-// after; where the slack cannot be set, cmd starts with the default.
+// thread that creates it, so cmd's threads all run with it. It locks the
+// calling goroutine to its thread, sets that thread's slack for the start
+// and sets the old one back after (best effort: prctl does not fail to
+// set a slack it has read); where the slack cannot be set, cmd starts with
+// the calling thread's.
 func startSlack(cmd *exec.Cmd, slack time.Duration) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -18,6 +19,12 @@ func TestStartSlack(t *testing.T) {
 	before, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0)
 	if errno != 0 {
 		t.Skipf("prctl(PR_GET_TIMERSLACK): %v", errno)
+	}
+	if _, err := exec.LookPath("cat"); err != nil {
+		t.Skipf("no cat to read the child's slack with: %v", err)
+	}
+	if _, err := os.Stat("/proc/self/timerslack_ns"); err != nil {
+		t.Skipf("this kernel does not show a thread's timer slack: %v", err)
 	}
 	for _, slack := range []time.Duration{memberTimerSlack, 3 * time.Millisecond} {
 		cmd := exec.Command("cat", "/proc/self/timerslack_ns")

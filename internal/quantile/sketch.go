@@ -98,6 +98,19 @@ type Sketch struct {
 
 // Add counts one value. Negative values and NaN count as zero.
 func (s *Sketch) Add(v float64) {
+	v, ok := s.see(v)
+	if !ok {
+		return
+	}
+	i := bucket(v)
+	s.grow(i)
+	s.inc(i, &s.counts[i-s.offset])
+}
+
+// see counts v in the count, sum, smallest and largest, v below zero or
+// NaN as zero, and in the zeros if it is below Smallest; it returns v so
+// mended, and whether it goes in a bucket.
+func (s *Sketch) see(v float64) (float64, bool) {
 	if !(v > 0) {
 		v = 0
 	}
@@ -111,11 +124,9 @@ func (s *Sketch) Add(v float64) {
 	s.sum += v
 	if v < Smallest {
 		s.zeros++
-		return
+		return v, false
 	}
-	i := bucket(v)
-	s.grow(i)
-	s.inc(i, &s.counts[i-s.offset])
+	return v, true
 }
 
 // inc adds one to bucket i, whose counter is c.
@@ -150,19 +161,8 @@ func (s *Sketch) AddAll(vs []float64) {
 		vs = vs[len(batch):]
 		k, lo, hi := 0, 0, 0
 		for _, v := range batch {
-			if !(v > 0) {
-				v = 0
-			}
-			if s.n == 0 || v < s.min {
-				s.min = v
-			}
-			if s.n == 0 || v > s.max {
-				s.max = v
-			}
-			s.n++
-			s.sum += v
-			if v < Smallest {
-				s.zeros++
+			v, ok := s.see(v)
+			if !ok {
 				continue
 			}
 			i := bucket(v)

@@ -176,8 +176,9 @@ type Core struct {
 	// Signed streams (sign.go): per member, its chain and statements.
 	chains []chainState
 	hasher hash.Hash
-	// chainCounts is every member's chains[m].count, side by side, for
-	// extendChain.
+	// chainCounts[m] is how many of member m's commands chains[m] hashed,
+	// side by side for extendChain: a datagram without new commands reads
+	// one of them rather than m's whole chain state.
 	chainCounts []uint32
 
 	// Scratch reused across calls, so steady-state work allocates nothing.

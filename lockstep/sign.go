@@ -122,8 +122,7 @@ type pendingStatement struct {
 
 // chainState is what a core holds of one member's chain and statements.
 type chainState struct {
-	count  uint32 // commands hashed: the stream's prefix up to count; Core.chainCounts holds it too
-	hash   Chain
+	hash   Chain // the chain of the commands hashed, Core.chainCounts[m] of them: the stream's prefix up to that count
 	broken bool // commands were trimmed before they were hashed, or the member's own statement failed
 	ring   [chainRing]chainPoint
 	// proven is the newest statement verified over what we hold, which
@@ -135,16 +134,17 @@ type chainState struct {
 	suppliers uint64
 }
 
-// at returns the chain after count commands, if known.
-func (cs *chainState) at(count uint32) (Chain, bool) {
-	if count == cs.count {
+// at returns the chain after count commands, if known, of a chain that
+// hashed hashed commands.
+func (cs *chainState) at(count, hashed uint32) (Chain, bool) {
+	if count == hashed {
 		return cs.hash, true
 	}
 	if count == 0 {
 		return Chain{}, true
 	}
 	p := cs.ring[count%chainRing]
-	return p.hash, p.count == count && count < cs.count
+	return p.hash, p.count == count && count < hashed
 }
 
 // extendChain hashes member m's commands that entered its prefix since the
@@ -154,28 +154,29 @@ func (c *Core) extendChain(now time.Duration, m bucket.Slot) {
 		return // our chain serves our statements, the others' our checks
 	}
 	s := c.table.Stream(m)
-	if c.chainCounts[m] >= s.Next() {
-		return // read beside the other members' counts, not in m's chain state
+	count := c.chainCounts[m] // beside the other members' counts: a datagram without new commands reads no more of m's chain state
+	if count >= s.Next() {
+		return
 	}
 	cs := &c.chains[m]
-	if cs.count < s.Base() {
+	if count < s.Base() {
 		cs.broken = true
 		return
 	}
 	if c.hasher == nil {
 		c.hasher = sha256.New()
 	}
-	for _, cmd := range s.Since(cs.count) {
+	for _, cmd := range s.Since(count) {
 		cs.hash = chainStep(c.hasher, cs.hash, cmd)
-		cs.count++
-		cs.ring[cs.count%chainRing] = chainPoint{cs.count, cs.hash}
+		count++
+		cs.ring[count%chainRing] = chainPoint{count, cs.hash}
 	}
-	c.chainCounts[m] = cs.count
+	c.chainCounts[m] = count
 	if m == c.self || len(cs.pending) == 0 {
 		return
 	}
 	n := 0
-	for n < len(cs.pending) && cs.pending[n].st.Count <= cs.count {
+	for n < len(cs.pending) && cs.pending[n].st.Count <= count {
 		n++
 	}
 	ready := cs.pending[:n]
@@ -200,7 +201,7 @@ func (c *Core) onStatement(now time.Duration, m, from bucket.Slot, st wire.State
 		return // nothing new
 	}
 	st.Signature = append([]byte(nil), st.Signature...)
-	if st.Count > cs.count {
+	if st.Count > c.chainCounts[m] {
 		// It covers commands we lack: keep it, by count, until we hold them.
 		i := 0
 		for i < len(cs.pending) && cs.pending[i].st.Count < st.Count {
@@ -225,7 +226,7 @@ func (c *Core) onStatement(now time.Duration, m, from bucket.Slot, st wire.State
 // of the forwarder of the commands it covers otherwise.
 func (c *Core) checkStatement(now time.Duration, m, from bucket.Slot, st wire.Statement) {
 	cs := &c.chains[m]
-	chain, ok := cs.at(st.Count)
+	chain, ok := cs.at(st.Count, c.chainCounts[m])
 	if cs.broken || !ok {
 		c.stats.StatementsStale++
 		return
@@ -274,17 +275,18 @@ func (c *Core) ownStatement() (wire.Statement, bool) {
 		return cs.proven, true
 	}
 	c.extendChain(0, c.self)
-	if cs.broken || cs.count != own.Next() {
+	count := c.chainCounts[c.self]
+	if cs.broken || count != own.Next() {
 		return cs.proven, cs.hasProven
 	}
-	c.msgBuf = AppendStatementMessage(c.msgBuf[:0], c.cfg.Session, c.self, seal, cs.count, cs.hash)
+	c.msgBuf = AppendStatementMessage(c.msgBuf[:0], c.cfg.Session, c.self, seal, count, cs.hash)
 	sig, err := c.cfg.Signer.Sign(c.msgBuf)
 	if err != nil || len(sig) > wire.MaxSignatureSize {
 		c.cfg.Logger.Warn("lockstep: signing a statement failed", "err", err, "size", len(sig))
 		return cs.proven, cs.hasProven
 	}
 	c.stats.StatementsSigned++
-	cs.proven, cs.hasProven = wire.Statement{Seal: seal, Count: cs.count, Signature: sig}, true
+	cs.proven, cs.hasProven = wire.Statement{Seal: seal, Count: count, Signature: sig}, true
 	c.out.Statements = append(c.out.Statements, StatementOf{c.self, cs.proven})
 	return cs.proven, true
 }
@@ -341,7 +343,7 @@ func (c *Core) preverifyRelay(now time.Duration, from bucket.Slot, rl *wire.Rela
 	s := c.table.Stream(m)
 	held := s.Next()
 	end := rl.First + uint32(len(rl.Commands))
-	if cs.broken || cs.count != held || rl.First > held || st.Count <= held || st.Count > end {
+	if cs.broken || c.chainCounts[m] != held || rl.First > held || st.Count <= held || st.Count > end {
 		return true // nothing new it covers, or not all of it here
 	}
 	if cs.hasProven && st.Count <= cs.proven.Count && st.Seal <= cs.proven.Seal {

@@ -123,7 +123,7 @@ type pendingStatement struct {
 // chainState is what a core holds of one member's chain and statements.
 type chainState struct {
 	hash   Chain // the chain of the commands hashed, Core.chainCounts[m] of them: the stream's prefix up to that count
-	broken bool // commands were trimmed before they were hashed, or the member's own statement failed
+	broken bool  // commands were trimmed before they were hashed, or the member's own statement failed
 	ring   [chainRing]chainPoint
 	// proven is the newest statement verified over what we hold, which
 	// we forward with relays of its commands (ours: the newest we signed).

@@ -61,13 +61,13 @@ func makeTops() []float64 {
 	return t
 }
 
-// bucket returns min(index(v), maxIndex), the same, for a v of at least
-// Smallest: it estimates the bucket from v's binary exponent and mantissa
+// bucket returns min(index(v), maxIndex), the same, for a finite v of at
+// least Smallest, and maxIndex for +Inf: it estimates the bucket from v's binary exponent and mantissa
 // (about half the time of math.Log: BenchmarkBucket) and settles it
 // against tops.
 func bucket(v float64) int {
-	if v > tops[len(tops)-1] || v != v {
-		return min(index(v), maxIndex)
+	if !(v <= tops[len(tops)-1]) {
+		return maxIndex // past the last edge (+Inf too, whose logarithm has no integer bucket)
 	}
 	b := math.Float64bits(v)
 	l2 := float64(int(b>>52&0x7ff)-1023) + log2Mantissa[b>>44&0xff]

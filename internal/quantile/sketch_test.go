@@ -100,11 +100,13 @@ func TestEmptyAndOddValues(t *testing.T) {
 	s.Add(math.NaN())
 	s.Add(-3)
 	s.Add(math.Inf(1))
+	s.AddAll([]float64{math.Inf(1), 0, -1})
+	s.Add(math.Inf(1))
 	if s.Quantile(0) != 0 || s.Quantile(50) != 0 || !math.IsInf(s.Quantile(100), 1) {
 		t.Errorf("NaN and -3 as zero, +Inf as the maximum: p0 %g p50 %g p100 %g", s.Quantile(0), s.Quantile(50), s.Quantile(100))
 	}
-	if len(s.counts) != 1 {
-		t.Errorf("+Inf took %d buckets, want the top one", len(s.counts))
+	if top := len(s.counts) - 1; s.offset+top != maxIndex || s.counts[top] != 3 {
+		t.Errorf("the three +Inf went to bucket %d (%d of them), want the top one, %d", s.offset+top, s.counts[top], maxIndex)
 	}
 }
 
@@ -204,8 +206,11 @@ func TestBucketIsIndex(t *testing.T) {
 	for range 1_000_000 {
 		check(math.Pow(10, -9+26*r.Float64()))
 	}
-	for _, v := range []float64{Smallest, Largest, 2 * Largest, math.MaxFloat64, math.Inf(1)} {
+	for _, v := range []float64{Smallest, Largest, 2 * Largest, math.MaxFloat64} {
 		check(v)
+	}
+	if got := bucket(math.Inf(1)); got != maxIndex {
+		t.Errorf("bucket(+Inf) = %d, want the top bucket %d", got, maxIndex)
 	}
 }
 
@@ -235,34 +240,47 @@ func BenchmarkBucket(b *testing.B) {
 
 // TestCountsCarryPast32Bits fills a bucket's 4-byte counter (set directly:
 // adding 2³² values would take minutes) and checks that Add, AddAll and
-// Merge carry past it and Quantile counts what they carried.
+// Merge each carry past it and Quantile counts what they carried.
 func TestCountsCarryPast32Bits(t *testing.T) {
 	var s Sketch
-	s.Add(1)
-	s.Add(2)
-	// Pretend the bucket of 1 already holds 2³²−1 values.
-	s.counts[bucket(1)-s.offset] = math.MaxUint32
+	for _, v := range []float64{1, 2, 3} {
+		s.Add(v)
+	}
+	full := func(s *Sketch) {
+		s.counts[bucket(1)-s.offset] = math.MaxUint32
+	}
+	// Pretend the bucket of 1 already holds 2³²−1 values, then add one
+	// with Add and, after filling it again, one with AddAll.
+	full(&s)
 	s.n += math.MaxUint32 - 1
-	s.Add(1)               // 2³² values of 1
-	s.AddAll([]float64{1}) // 2³² + 1
-	ones := uint64(1)<<32 + 1
-	if got := s.Quantile(100 * float64(ones-1) / float64(s.n)); math.Abs(got-1) > Alpha {
-		t.Fatalf("quantile at the %d-th value: %v, want about 1", ones-1, got)
+	s.Add(1) // 2³² values of 1
+	full(&s)
+	s.n += math.MaxUint32
+	s.AddAll([]float64{1}) // 2 × 2³²
+	s.Add(1)               // 2 × 2³² + 1: the counter holds 1, for the merge below to carry
+	ones := uint64(2)<<32 + 1
+	check := func(s *Sketch, ones uint64, what string) {
+		t.Helper()
+		if s.n != ones+2 {
+			t.Fatalf("%s: %d values, want %d ones and two more", what, s.n, ones)
+		}
+		// Ranks half a value off, so that float rounding cannot move them.
+		if got := s.Quantile(100 * (float64(ones) - 0.5) / float64(s.n)); math.Abs(got-1) > Alpha {
+			t.Fatalf("%s: quantile at the last of %d ones: %v, want about 1", what, ones, got)
+		}
+		// Past the ones comes the 2 (rank below the count, so read from
+		// the buckets rather than the largest value).
+		if got := s.Quantile(100 * (float64(ones) + 0.5) / float64(s.n)); math.Abs(got-2) > 2*Alpha {
+			t.Fatalf("%s: quantile past the ones: %v, want about 2", what, got)
+		}
 	}
-	// The first value above the ones is the 2.
-	if got := s.Quantile(100 * float64(ones+1) / float64(s.n)); math.Abs(got-2) > 2*Alpha {
-		t.Fatalf("quantile past the ones: %v, want about 2", got)
-	}
+	check(&s, ones, "added")
+	// Merge into a sketch whose counter of that bucket is full: 2³²−1
+	// ones there and a counter of 1 in s carry.
 	var m Sketch
+	m.Add(1)
+	full(&m)
+	m.n += math.MaxUint32 - 1
 	m.Merge(&s)
-	m.Merge(&s) // 2 × (2³² + 1) ones: the counter passes 2³² again in the merge
-	if m.n != 2*s.n {
-		t.Fatalf("merged count %d, want %d", m.n, 2*s.n)
-	}
-	if got := m.Quantile(100 * float64(2*ones-1) / float64(m.n)); math.Abs(got-1) > Alpha {
-		t.Fatalf("merged quantile at the last one: %v, want about 1", got)
-	}
-	if got := m.Quantile(100 * float64(2*ones+1) / float64(m.n)); math.Abs(got-2) > 2*Alpha {
-		t.Fatalf("merged quantile past the ones: %v, want about 2", got)
-	}
+	check(&m, ones+math.MaxUint32, "merged")
 }

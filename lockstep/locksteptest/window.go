@@ -220,6 +220,9 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 }
 
 // countOneWays adds the one-way delays the workers counted to the run's.
+// Which worker counted which delay depends on the machine, so the merged
+// sum (and mean) may differ in its last bits from run to run; only the
+// counts, and so the percentiles the run reports, are the same.
 func (w *windows) countOneWays(res *Result) {
 	for _, wk := range w.workers {
 		res.oneWay.Merge(&wk.oneWay)

@@ -155,6 +155,9 @@ func nearest(outs []reckon.Vec2) float64 {
 	for _, o := range outs {
 		least = min(least, o.Dot(o))
 	}
+	if least != least {
+		return least // a NaN among them, as min over the lengths gives
+	}
 	d := math.Inf(1)
 	for _, o := range outs {
 		if least < 1e-200 || o.Dot(o) <= least*(1+1e-9) {

@@ -50,6 +50,8 @@ type Config struct {
 	// Truths, when set, moves the true cursor paths for this share and
 	// the others given it (made by NewTruths with the same Seed and
 	// Members); nil: the share moves its own. The figures are the same.
+	// The shares of one Truths tick the same times, one after another:
+	// each reads the paths Truths.At returns for its tick only.
 	Truths *Truths
 }
 
@@ -91,8 +93,10 @@ func New(cfg Config) *Share {
 		cfg:     cfg,
 		owner:   reckon.NewOwner[reckon.Vec2](reckon.OwnerConfig{Entity: uint64(cfg.Self), Predictor: reckon.ConstantAcceleration, Threshold: cfg.Threshold, Heartbeat: cfg.Heartbeat}),
 		display: make([][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2], cfg.Members),
-		truths:  make([]reckon.State2, cfg.Members),
 		heard:   make([]reckon.State2, cfg.Members), heardAny: make([]bool, cfg.Members),
+	}
+	if cfg.Truths == nil {
+		s.truths = make([]reckon.State2, cfg.Members) // its own paths move into it; with Truths, Truths.At's slice
 	}
 	cfg.OnScreenOnly = cfg.OnScreenOnly && cfg.OnScreen
 	s.cfg.OnScreenOnly = cfg.OnScreenOnly

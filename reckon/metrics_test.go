@@ -140,16 +140,24 @@ func TestMeterJumpAndKinkAreExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, scale := range []float64{1e-120, 1e-3, 1, 1e3, 1e120} {
 		var m Meter[Vec2]
-		var prev, step Vec2
+		var prev, step, longest Vec2
 		var jump, kink float64
 		for i := range 2000 {
 			p := Vec2{X: scale * r.NormFloat64(), Y: scale * r.NormFloat64()}
-			if i%3 == 0 {
-				p = prev.Add(Vec2{X: scale * 1e-9 * r.Float64()}) // steps near the largest, and tiny ones
+			switch {
+			case i%3 == 0:
+				p = prev.Add(Vec2{X: scale * 1e-9 * r.Float64()}) // tiny steps
+			case i%3 == 1 && i > 1:
+				// A step a few 10⁻¹⁰ longer than the longest so far: within
+				// shorter's margin, so it must be measured, not skipped.
+				p = prev.Add(longest.Scale(1 + 3e-10))
 			}
 			m.Frame(time.Duration(i)*time.Millisecond, p, Vec2{})
 			if i > 0 {
 				s := p.Sub(prev)
+				if s.Len() > jump {
+					longest = s
+				}
 				jump = max(jump, s.Len())
 				if i > 1 {
 					kink = max(kink, s.Sub(step).Len())

@@ -90,7 +90,6 @@ type Core struct {
 	trimKeep   bucket.Frame // trim's frame and live members when it last ran, and whether an ack grew since
 	trimMask   uint64
 	trimFinal  uint64
-	trimAhead  bucket.Frame // and the window's Ahead
 	acksGrew   bool
 	timeoutsAt time.Duration // when checkTimeouts runs next
 	sendKnown  bool          // sendAt holds for the live members sendMask:

@@ -119,13 +119,12 @@ func (c *Core) trim() {
 	if same && !c.acksGrew {
 		return // nothing it depends on changed since it last ran
 	}
-	// With the same frames kept and members trimmed, a stream whose prefix
-	// has not changed since the last trim was trimmed then as it would be
-	// now: only our own (its acknowledgements grew) and the changed ones
-	// are reached again.
-	same = same && c.window.Ahead == c.trimAhead
+	// With the same frames kept and members trimmed (the window never
+	// changes after NewCore), a stream whose prefix has not changed since
+	// the last trim was trimmed then as it would be now: only our own (its
+	// acknowledgements grew) and the changed ones are reached again.
 	changed := c.table.Changed()
-	c.trimKeep, c.trimMask, c.trimFinal, c.acksGrew, c.trimAhead = keepFrom, c.liveMask(), c.finalized, false, c.window.Ahead
+	c.trimKeep, c.trimMask, c.trimFinal, c.acksGrew = keepFrom, c.liveMask(), c.finalized, false
 	own := c.table.Stream(c.self)
 	acked := own.Next()
 	for _, r := range c.peers {

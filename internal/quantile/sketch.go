@@ -62,9 +62,9 @@ func makeTops() []float64 {
 }
 
 // bucket returns min(index(v), maxIndex), the same, for a finite v of at
-// least Smallest, and maxIndex for +Inf: it estimates the bucket from v's binary exponent and mantissa
-// (about half the time of math.Log: BenchmarkBucket) and settles it
-// against tops.
+// least Smallest, and maxIndex for +Inf: it estimates the bucket from v's
+// binary exponent and mantissa (about half the time of math.Log:
+// BenchmarkBucket) and settles it against tops.
 func bucket(v float64) int {
 	if !(v <= tops[len(tops)-1]) {
 		return maxIndex // past the last edge (+Inf too, whose logarithm has no integer bucket)
@@ -143,11 +143,16 @@ func (s *Sketch) inc(i int, c *uint32) {
 // passes 2³²−1 values after 49 days at a thousand a second).
 func (s *Sketch) carry(i int, c *uint32, k uint32) {
 	sum := uint64(*c) + uint64(k)
+	s.addCarries(i, sum>>32)
+	*c = uint32(sum)
+}
+
+// addCarries adds k whole 2³²s to bucket i's carries.
+func (s *Sketch) addCarries(i int, k uint64) {
 	if s.carries == nil {
 		s.carries = map[int]uint64{}
 	}
-	s.carries[i] += sum >> 32
-	*c = uint32(sum)
+	s.carries[i] += k
 }
 
 // AddAll counts the values vs as Add would, one after another, and faster
@@ -226,10 +231,7 @@ func (s *Sketch) Merge(o *Sketch) {
 		}
 	}
 	for b, k := range o.carries {
-		if s.carries == nil {
-			s.carries = map[int]uint64{}
-		}
-		s.carries[b] += k
+		s.addCarries(b, k)
 	}
 }
 

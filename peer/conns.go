@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -11,7 +12,8 @@ import (
 )
 
 // dialLoop dials a higher member until a connection is up or the transport
-// closes.
+// closes, and again if the connection ends before the member took it
+// (untaken).
 func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 	backoff := 50 * time.Millisecond
 	upgraded := false // a direct path appeared while relayed, and was tried
@@ -84,8 +86,17 @@ dial:
 			_ = conn.CloseWithError(CodeModeMismatch, "transport mode mismatch")
 		}
 		if err == nil && !otherMode {
+			heard := t.members[slot].recv.Load()
 			t.attach(slot, conn)
-			return
+			if !t.untaken(slot, conn, heard) {
+				return
+			}
+			// Our side of the handshake ended but the member's did not
+			// (the last flight lost until its handshake timed out), so it
+			// never took the connection: dial again.
+			t.log.Info("peer: the member never took our connection; dialling again", "member", slot, "id", id, "err", context.Cause(conn.Context()))
+			backoff = 50 * time.Millisecond
+			continue
 		}
 		if otherMode || refusedMode(err) {
 			err = fmt.Errorf("%w: member %d (%s) refuses the %s transport (ALPN %q): it runs the %s transport", ErrModeMismatch, slot, id, t.mode, t.mode.alpn(), t.mode.other())
@@ -101,6 +112,26 @@ dial:
 			return
 		}
 	}
+}
+
+// untaken waits while conn is the link to slot and reports whether it
+// ended with the transport still open and nothing heard from the member
+// since the member's receive count was heard, other than the member's own
+// close: the member never took the connection. A QUIC client's handshake
+// completes one flight before the server's, so a server whose handshake
+// times out meanwhile (a loss burst on its last flight) leaves the client
+// a connection that only a stateless reset or the idle timeout ends.
+func (t *Transport) untaken(slot bucket.Slot, conn *quic.Conn, heard uint64) bool {
+	select {
+	case <-t.ctx.Done():
+		return false
+	case <-conn.Context().Done():
+	}
+	if l := t.links[slot].Load(); l == nil || l.conn != conn || t.members[slot].recv.Load() != heard {
+		return false
+	}
+	var closed *quic.ApplicationError
+	return !errors.As(context.Cause(conn.Context()), &closed) || !closed.Remote
 }
 
 // retryAfter notes err as the last failure towards slot and waits the

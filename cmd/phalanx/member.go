@@ -386,12 +386,3 @@ func oneWaySample(st peer.TransportStats) []float64 {
 	}
 	return out
 }
-
-// cpuSeconds returns the CPU time this process has used, user and system.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}

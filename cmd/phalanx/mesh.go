@@ -42,7 +42,10 @@ func runMesh(args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	freezes := map[int]meshFreeze{}
-	fs.Func("freeze", "stop member process `INDEX@FRAME:DURATION` (SIGSTOP) when it reaches that frame, and continue it (SIGCONT) after DURATION, like 1@100:10s (repeatable)", func(v string) error {
+	fs.Func("freeze", "stop member process `INDEX@FRAME:DURATION` (SIGSTOP) when it reaches that frame, and continue it (SIGCONT) after DURATION, like 1@100:10s (repeatable; not on Windows)", func(v string) error {
+		if !canFreeze {
+			return fmt.Errorf("stopping a process needs SIGSTOP, which this system does not have")
+		}
 		at, dur, ok := strings.Cut(v, ":")
 		idx, frame, ok2 := indexAt(at)
 		d, err3 := time.ParseDuration(dur)
@@ -299,9 +302,7 @@ func (m *meshRun) run(ctx context.Context, exe string) int {
 				m.spectatorsDue(ctx, exe)
 				if fz, ok := m.freezes[l.p.index]; ok && !l.p.frozen && l.msg.Frame >= fz.frame {
 					l.p.frozen = true
-					proc := l.p.cmd.Process
-					_ = proc.Signal(syscall.SIGSTOP)
-					time.AfterFunc(fz.d, func() { _ = proc.Signal(syscall.SIGCONT) })
+					freeze(l.p.cmd.Process, fz.d)
 					fmt.Fprintf(m.stderr, "phalanx mesh: stopped member process %d at frame %d for %v\n", l.p.index, l.msg.Frame, fz.d)
 				}
 			case "cmds":

@@ -86,6 +86,9 @@ func TestMeshBadFlags(t *testing.T) {
 // finish identical; it learns it was dropped, stops and exits with
 // exitStopped, and the mesh counts it as stopped, not as a failure.
 func TestMeshFrozenMember(t *testing.T) {
+	if !canFreeze {
+		t.Skip("no SIGSTOP here to freeze a process with")
+	}
 	m, _, errs := meshJSON(t, "three processes for a 20 s session", "--peers", "3", "--frames", "400", "--profile", "lan", "--sim", "null", "--freeze", "1@60:10s")
 	if m["identical"] != true || len(m["survivors"].([]any)) != 2 {
 		t.Fatalf("identical %v, survivors %v\n%s", m["identical"], m["survivors"], errs)

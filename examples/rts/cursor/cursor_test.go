@@ -218,3 +218,87 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureSharesOnlyEqualPositions: a share measures a settled
+// receiver's position once for every method (measure); measured instead
+// the plain way, every receiver on its own from its full state
+// (Receiver.At, Meter.Frame), the figures are the same, on and off
+// screen, over a lossy, jittery network on which corrections are often
+// under way.
+func TestMeasureSharesOnlyEqualPositions(t *testing.T) {
+	const members = 6
+	shares := make([]*Share, members)
+	for i := range shares {
+		shares[i] = New(Config{Members: members, Self: i, Seed: 5, OnScreen: true})
+	}
+	type update struct {
+		from, to int
+		data     []byte
+	}
+	p := netsim.Profile{Name: "lossy", Phases: []netsim.Phase{{Duration: time.Hour, Conditions: netsim.Conditions{
+		Latency: 40 * time.Millisecond, Jitter: 30 * time.Millisecond, Loss: 100_000}}}}
+	root := rng.New(5, 0)
+	net := netsim.NewNetwork[update](members, p, func(from, to int) *rng.PCG {
+		return root.Derive(fmt.Sprintf("%d->%d", from, to))
+	})
+	ref := make([][reckon.Cubic + 1]reckon.Meter[reckon.Vec2], members) // share 0's, the plain way
+	var refVisible [reckon.Cubic + 1]reckon.Meter[reckon.Vec2]
+	converging, settled := 0, 0
+	var now time.Duration
+	for f := range 2400 {
+		now = time.Duration(f) * 50 * time.Millisecond
+		for at, ok := net.Next(); ok && at <= now; at, ok = net.Next() {
+			_, u, _ := net.Pop()
+			if err := shares[u.to].Receive(now, u.from, u.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, s := range shares {
+			s.Tick(now, func(u []byte) {
+				for to := range shares {
+					if to != i {
+						net.Send(now, i, to, len(u), update{i, to, u})
+					}
+				}
+			})
+		}
+		s := shares[0]
+		view := s.camera()
+		for m := 1; m < members; m++ {
+			truth := s.truths[m].Pos
+			for k, r := range s.display[m] {
+				if !r.Started() {
+					continue
+				}
+				if k != int(reckon.Snap) {
+					if r.Converging(now) {
+						converging++
+					} else {
+						settled++
+					}
+				}
+				shown := r.At(now).Pos
+				ref[m][k].Frame(now, shown, truth)
+				if view.Contains(s.world(m, truth)) || view.Contains(s.world(m, shown)) {
+					refVisible[k].Frame(now, shown, truth)
+				}
+			}
+		}
+	}
+	if converging == 0 || settled == 0 {
+		t.Fatalf("%d measurements under a correction, %d settled: want both", converging, settled)
+	}
+	got, want := shares[0].Metrics(now), shares[0].metricsOf(ref, now)
+	for k, m := range want {
+		if got[k] != m {
+			t.Errorf("%v: %+v measured by the share, %+v the plain way", k, got[k], m)
+		}
+	}
+	vis := shares[0].VisibleMetrics()
+	for k := range refVisible {
+		mt := refVisible[k].Metrics()
+		if w := (reckon.Metrics{ErrorMean: mt.ErrorMean, ErrorP99: mt.ErrorP99}); vis[reckon.Method(k)] != w {
+			t.Errorf("%v on screen: %+v measured by the share, %+v the plain way", reckon.Method(k), vis[reckon.Method(k)], w)
+		}
+	}
+}

@@ -29,21 +29,28 @@ const (
 
 // startSlack starts cmd with the timer slack slack: a process inherits the
 // slack of the thread that starts it, and each thread the slack of the
-// thread that creates it, so cmd's threads all run with it. It locks the
-// calling goroutine to its thread, sets that thread's slack for the start
-// and sets the old one back after (best effort: prctl does not fail to
-// set a slack it has read); where the slack cannot be set, cmd starts with
-// the calling thread's.
+// thread that creates it, so cmd's threads all run with it. Where the
+// slack cannot be set, cmd starts with the calling thread's.
 func startSlack(cmd *exec.Cmd, slack time.Duration) error {
+	return withSlack(slack, cmd.Start)
+}
+
+// withSlack calls f on one thread, the calling goroutine locked to it,
+// with that thread's timer slack set to slack for the call and set back
+// after (best effort: prctl does not fail to set a slack it has read).
+// Where the slack cannot be set, f runs with the thread's own. Go starts
+// the threads it needs while a goroutine is locked from a thread of its
+// own, so none of them inherits the slack.
+func withSlack(slack time.Duration, f func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	old, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0)
 	if errno != 0 {
-		return cmd.Start()
+		return f()
 	}
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, uintptr(slack.Nanoseconds()), 0); errno != 0 {
-		return cmd.Start()
+		return f()
 	}
 	defer syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, old, 0)
-	return cmd.Start()
+	return f()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -43,6 +44,42 @@ func TestStartSlack(t *testing.T) {
 		after, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0)
 		if after != before {
 			t.Errorf("the starting thread's slack is %d after the start, %d before", after, before)
+		}
+	}
+}
+
+// TestWithSlackKeepsItsThread: f runs on one thread, with the slack, even
+// where it waits (a goroutine not locked to its thread may resume on
+// another: it would start its child with that thread's slack, and leave
+// the first thread's changed).
+func TestWithSlackKeepsItsThread(t *testing.T) {
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0); errno != 0 {
+		t.Skipf("prctl(PR_GET_TIMERSLACK): %v", errno)
+	}
+	for range 20 {
+		err := withSlack(memberTimerSlack, func() error {
+			tid := syscall.Gettid()
+			for range 50 {
+				// Park until a goroutine on a thread of its own (ended
+				// with it) wakes this one: unlocked, it would resume on
+				// another thread.
+				ch := make(chan struct{})
+				go func() {
+					runtime.LockOSThread()
+					ch <- struct{}{}
+				}()
+				<-ch
+				if now := syscall.Gettid(); now != tid {
+					return fmt.Errorf("f moved from thread %d to %d", tid, now)
+				}
+				if got, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0); time.Duration(got) != memberTimerSlack {
+					return fmt.Errorf("f's thread has slack %d ns, want %d", got, memberTimerSlack.Nanoseconds())
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -114,10 +114,11 @@ dial:
 	}
 }
 
-// untaken waits while conn is the link to slot and reports whether it
-// ended with the transport still open and nothing heard from the member
-// since the member's receive count was heard, other than the member's own
-// close: the member never took the connection. A QUIC client's handshake
+// untaken waits while conn is the link to slot and reports whether the
+// member never took it: it ended, with the transport still open and conn
+// still the link, before anything arrived from the member (its receive
+// count still heard, as read before the attach) and not by the member's
+// own close. A QUIC client's handshake
 // completes one flight before the server's, so a server whose handshake
 // times out meanwhile (a loss burst on its last flight) leaves the client
 // a connection that only a stateless reset or the idle timeout ends.

@@ -21,10 +21,7 @@ import (
 func TestDiallerDialsAgainAnUntakenConnection(t *testing.T) {
 	hosts := newHosts(t, 2)
 	sessions := mustJoin(t, hosts)
-	lower, higher := 0, 1
-	if hosts[1].ID() < hosts[0].ID() {
-		lower, higher = 1, 0
-	}
+	lower, higher := dialOrder(sessions)
 	var key quic.StatelessResetKey
 	rand.Read(key[:])
 	// The higher member's datagram channel, in a process that loses its

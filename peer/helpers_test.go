@@ -122,6 +122,15 @@ func joinAll(t *testing.T, hosts []*Host, params func(i int) SessionParams) ([]*
 	})
 }
 
+// dialOrder returns, of two joined members, the index of the one that
+// dials (the lower peer ID: slot 0) and of the one that accepts.
+func dialOrder(sessions []*Agreement) (lower, higher int) {
+	if sessions[0].Self == 1 {
+		return 1, 0
+	}
+	return 0, 1
+}
+
 // mustJoin joins every host with testParams and fails the test on any error.
 func mustJoin(t *testing.T, hosts []*Host) []*Agreement {
 	t.Helper()

@@ -16,10 +16,7 @@ import (
 func TestTransportModeNotFromUnauthenticatedHello(t *testing.T) {
 	hosts := newHosts(t, 2)
 	sessions := mustJoin(t, hosts)
-	lower, higher := 0, 1 // the lower peer ID dials, the higher listens
-	if sessions[0].Self == 1 {
-		lower, higher = 1, 0
-	}
+	lower, higher := dialOrder(sessions)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	listening := openTransport(ctx, hosts[higher], sessions[higher], TransportConfig{Logger: testLogger()})

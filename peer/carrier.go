@@ -88,8 +88,8 @@ func (c *datagramCarrier) send(packet []byte) (bool, error) {
 	}
 }
 
-func (c *datagramCarrier) start(t *Transport, slot bucket.Slot, _ *link) {
-	t.wg.Go(func() { t.readLoop(slot, c.conn) })
+func (c *datagramCarrier) start(t *Transport, slot bucket.Slot, l *link) {
+	t.wg.Go(func() { t.readLoop(slot, l) })
 	t.wg.Go(func() { c.write(t.ctx) })
 }
 
@@ -144,7 +144,7 @@ func (c *streamCarrier) start(t *Transport, slot bucket.Slot, l *link) {
 		return
 	}
 	t.wg.Go(func() { c.out.run(c.conn) })
-	t.wg.Go(func() { t.streamReadLoop(slot, c.conn) })
+	t.wg.Go(func() { t.streamReadLoop(slot, l) })
 }
 
 func (c *streamCarrier) alive() bool {

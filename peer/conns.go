@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -12,8 +11,7 @@ import (
 )
 
 // dialLoop dials a higher member until a connection is up or the transport
-// closes, and again if the connection ends before the member took it
-// (untaken).
+// closes.
 func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
 	backoff := 50 * time.Millisecond
 	upgraded := false // a direct path appeared while relayed, and was tried
@@ -86,17 +84,8 @@ dial:
 			_ = conn.CloseWithError(CodeModeMismatch, "transport mode mismatch")
 		}
 		if err == nil && !otherMode {
-			heard := t.members[slot].recv.Load()
-			t.attach(slot, conn)
-			if !t.untaken(slot, conn, heard) {
-				return
-			}
-			// Our side of the handshake ended but the member's did not
-			// (the last flight lost until its handshake timed out), so it
-			// never took the connection: dial again.
-			t.log.Info("peer: the member never took our connection; dialling again", "member", slot, "id", id, "err", context.Cause(conn.Context()))
-			backoff = 50 * time.Millisecond
-			continue
+			t.attach(slot, conn, true)
+			return
 		}
 		if otherMode || refusedMode(err) {
 			err = fmt.Errorf("%w: member %d (%s) refuses the %s transport (ALPN %q): it runs the %s transport", ErrModeMismatch, slot, id, t.mode, t.mode.alpn(), t.mode.other())
@@ -112,27 +101,6 @@ dial:
 			return
 		}
 	}
-}
-
-// untaken waits while conn is the link to slot and reports whether the
-// member never took it: it ended, with the transport still open and conn
-// still the link, before anything arrived from the member (its receive
-// count still heard, as read before the attach) and not by the member's
-// own close. A QUIC client's handshake
-// completes one flight before the server's, so a server whose handshake
-// times out meanwhile (a loss burst on its last flight) leaves the client
-// a connection that only a stateless reset or the idle timeout ends.
-func (t *Transport) untaken(slot bucket.Slot, conn *quic.Conn, heard uint64) bool {
-	select {
-	case <-t.ctx.Done():
-		return false
-	case <-conn.Context().Done():
-	}
-	if l := t.links[slot].Load(); l == nil || l.conn != conn || t.members[slot].recv.Load() != heard {
-		return false
-	}
-	var closed *quic.ApplicationError
-	return !errors.As(context.Cause(conn.Context()), &closed) || !closed.Remote
 }
 
 // retryAfter notes err as the last failure towards slot and waits the
@@ -166,7 +134,7 @@ func (t *Transport) accepted(conn *quic.Conn) {
 	case id >= t.sess.Members[t.self]:
 		t.refuse(conn, CodeWrongDirection, "the lower peer ID dials", id, nil)
 	default:
-		t.attach(slot, conn)
+		t.attach(slot, conn, false)
 	}
 }
 
@@ -230,9 +198,9 @@ func (t *Transport) refuse(conn *quic.Conn, code quic.ApplicationErrorCode, why 
 }
 
 // attach makes conn the connection to slot, with the carrier of the
-// transport's mode.
-func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn) {
-	t.attachLink(slot, &link{conn: conn, carrier: t.newCarrier(slot, conn)})
+// transport's mode; dialled says we dialled it (connectionLost).
+func (t *Transport) attach(slot bucket.Slot, conn *quic.Conn, dialled bool) {
+	t.attachLink(slot, &link{conn: conn, carrier: t.newCarrier(slot, conn), dialled: dialled})
 }
 
 // attachLink makes l the link to slot and starts its goroutines; a link
@@ -265,21 +233,35 @@ func (t *Transport) attachLink(slot bucket.Slot, l *link) {
 
 // readLoop moves the datagrams of one connection onto Incoming, promptly:
 // quic-go queues only 128 of them and drops the rest.
-func (t *Transport) readLoop(slot bucket.Slot, conn *quic.Conn) {
+func (t *Transport) readLoop(slot bucket.Slot, l *link) {
 	for {
-		data, err := conn.ReceiveDatagram(t.ctx)
+		data, err := l.conn.ReceiveDatagram(t.ctx)
 		if err != nil {
-			t.connectionLost(slot, conn, err)
+			t.connectionLost(slot, l, err)
 			return
 		}
+		l.hear()
 		t.deliver(slot, data, false)
 	}
 }
 
-// connectionLost logs the end of conn, unless the transport is closing or
-// a newer connection replaced it.
-func (t *Transport) connectionLost(slot bucket.Slot, conn *quic.Conn, err error) {
-	if l := t.links[slot].Load(); t.ctx.Err() == nil && l != nil && l.conn == conn && conn != nil {
-		t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
+// connectionLost logs the end of l's connection, unless the transport is
+// closing or a newer link replaced l. A connection we dialled that ends
+// before anything arrived on it, and not by an application's close (the
+// member's or ours), was never taken by the member: a QUIC client's
+// handshake completes one flight before the server's, so a member whose
+// handshake timed out meanwhile (a loss burst on the client's last flight)
+// leaves us a connection that only its stateless reset or our idle timeout
+// ends, and it waits for us to dial. Then we dial it again.
+func (t *Transport) connectionLost(slot bucket.Slot, l *link, err error) {
+	if t.ctx.Err() != nil || t.links[slot].Load() != l {
+		return
 	}
+	var closed *quic.ApplicationError
+	if l.dialled && !l.heard.Load() && !errors.As(err, &closed) {
+		t.log.Info("peer: the member never took our connection; dialling again", "member", slot, "err", err)
+		t.dialAgain(slot)
+		return
+	}
+	t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
 }

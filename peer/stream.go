@@ -242,11 +242,12 @@ func (s *streamSender) write(ctx context.Context, str io.Writer) {
 
 // streamReadLoop reads the streams a member opens on conn, one after the
 // other, and delivers their frames in order.
-func (t *Transport) streamReadLoop(slot bucket.Slot, conn *quic.Conn) {
+func (t *Transport) streamReadLoop(slot bucket.Slot, l *link) {
+	conn := l.conn
 	for {
 		str, err := conn.AcceptUniStream(t.ctx)
 		if err != nil {
-			t.connectionLost(slot, conn, err)
+			t.connectionLost(slot, l, err)
 			return
 		}
 		r := bufio.NewReaderSize(str, 4<<10)
@@ -265,6 +266,7 @@ func (t *Transport) streamReadLoop(slot bucket.Slot, conn *quic.Conn) {
 				}
 				break
 			}
+			l.hear()
 			if !t.deliver(slot, packet, true) {
 				return
 			}

@@ -135,7 +135,8 @@ type Transport struct {
 
 	need  int                              // members to connect before NewTransport returns
 	moved []atomic.Pointer[netip.AddrPort] // by slot: a member's new address, once it came back (Redial)
-	// redialing, by slot: a dial loop redial started is still trying.
+	// redialing, by slot: a dial loop redial or dialAgain started is
+	// still trying.
 	redialing []atomic.Bool
 
 	closeOnce sync.Once
@@ -158,6 +159,15 @@ type link struct {
 	conn    *quic.Conn     // nil for a relayed link
 	relayed network.Stream // the stream through a relay (relaylink.go); nil otherwise
 	carrier
+	dialled bool        // a direct connection we dialled
+	heard   atomic.Bool // a packet arrived on it (connectionLost)
+}
+
+// hear notes that a packet arrived on l.
+func (l *link) hear() {
+	if !l.heard.Load() {
+		l.heard.Store(true)
+	}
 }
 
 // NewTransport opens the datagram channel of sess on h's datagram socket

@@ -34,12 +34,32 @@ func (t *Transport) redial(slot bucket.Slot, addr netip.AddrPort) {
 	if l := t.links[slot].Load(); l != nil && l.alive() && old != nil && *old == addr {
 		return
 	}
-	if !t.redialing[slot].CompareAndSwap(false, true) {
-		return // a loop still tries; its next try takes the new address
+	if t.dialLocked(slot) {
+		t.log.Info("peer: a member came back; dialling it", "member", slot, "addr", addr)
 	}
-	t.log.Info("peer: a member came back; dialling it", "member", slot, "addr", addr)
+}
+
+// dialAgain starts a dial loop to slot, unless the transport is closed or
+// a loop dialAgain or redial started still tries (its next try is as
+// good). Safe for concurrent use.
+func (t *Transport) dialAgain(slot bucket.Slot) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.dialLocked(slot)
+	}
+}
+
+// dialLocked is dialAgain with t.mu held and the transport open; it
+// reports whether it started a loop.
+func (t *Transport) dialLocked(slot bucket.Slot) bool {
+	if !t.redialing[slot].CompareAndSwap(false, true) {
+		return false
+	}
+	id := t.sess.Member(slot)
 	t.wg.Go(func() {
 		defer t.redialing[slot].Store(false)
 		t.dialLoop(slot, id)
 	})
+	return true
 }

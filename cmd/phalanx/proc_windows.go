@@ -22,7 +22,8 @@ func cpuSeconds() float64 {
 	if err := syscall.GetProcessTimes(h, &created, &exited, &kernel, &user); err != nil {
 		return 0
 	}
-	// A Filetime counts 100-nanosecond intervals.
+	// A Filetime counts 100-nanosecond intervals (Filetime.Nanoseconds
+	// would take the 1601 epoch off: right for a date, not a duration).
 	ticks := func(f syscall.Filetime) int64 { return int64(f.HighDateTime)<<32 | int64(f.LowDateTime) }
 	return time.Duration((ticks(kernel) + ticks(user)) * 100).Seconds()
 }

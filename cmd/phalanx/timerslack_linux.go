@@ -38,9 +38,9 @@ func startSlack(cmd *exec.Cmd, slack time.Duration) error {
 // withSlack calls f on one thread, the calling goroutine locked to it,
 // with that thread's timer slack set to slack for the call and set back
 // after (best effort: prctl does not fail to set a slack it has read).
-// Where the slack cannot be set, f runs with the thread's own. Go starts
-// the threads it needs while a goroutine is locked from a thread of its
-// own, so none of them inherits the slack.
+// Where the slack cannot be set, f runs with the thread's own. While a
+// goroutine is locked to its thread, the Go runtime starts any new thread
+// from a template thread of its own, so none inherits the slack.
 func withSlack(slack time.Duration, f func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

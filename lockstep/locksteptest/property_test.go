@@ -89,6 +89,22 @@ func checkScheduleOn(seed uint64, profile string, budget int) string {
 	for _, s := range res.Survivors {
 		survivor[s] = true
 	}
+	// Without a partition or a storm (which reach every member), the
+	// members no fault names are a majority whenever they are four or
+	// more (of six), and finish: the faults of the others stop none of
+	// them.
+	faulted, split := map[bucket.Slot]bool{}, false
+	for _, f := range faults {
+		faulted[f.Slot] = true
+		split = split || f.Kind == FaultPartition || f.Kind == FaultStorm
+	}
+	if !split && len(res.Members)-len(faulted) > len(res.Members)/2 {
+		for _, m := range res.Members {
+			if !faulted[m.Slot] && !survivor[m.Slot] {
+				bad = append(bad, fmt.Sprintf("member %d, named by no fault, did not finish: %v", m.Slot, m.Stopped))
+			}
+		}
+	}
 	for _, m := range res.Members {
 		// Nobody waits longer than the drop timeout plus two seconds.
 		if !m.Killed && m.MaxWait > propertyTimeout+2*time.Second {
@@ -110,8 +126,12 @@ func checkScheduleOn(seed uint64, profile string, budget int) string {
 				bad = append(bad, fmt.Sprintf("member %d stopped without a reason: %v", m.Slot, m.Events))
 			}
 		}
-		// Every drop names its reason.
+		// Every drop names its reason, and no honest member is reported
+		// for breaking a rule of the protocol.
 		for _, e := range m.Events {
+			if e.Type == lockstep.EventViolation {
+				bad = append(bad, fmt.Sprintf("member %d reported a violation: %v", m.Slot, e))
+			}
 			if (e.Type == lockstep.EventDrop || e.Type == lockstep.EventLeave) && e.Reason == "" {
 				bad = append(bad, fmt.Sprintf("member %d: %v without a reason", m.Slot, e))
 			}

@@ -134,6 +134,16 @@ func (n *Network[M]) PopSeq() (at time.Duration, seq uint64, m M, ok bool) {
 	return at, seq, m, true
 }
 
+// TakeBefore removes every message due before end and calls f with each,
+// its time and its place in the order of queueing (as PopSeq returns
+// them), in no particular order: sorted by time, ties by seq, they are
+// what PopSeq would have returned one after another. It takes time in
+// proportion to all the messages queued, not the number taken times its
+// logarithm, so it pays where many are due. f must not call n.
+func (n *Network[M]) TakeBefore(end time.Duration, f func(at time.Duration, seq uint64, m M)) {
+	n.q.takeBefore(end, f)
+}
+
 // Len returns how many messages are queued.
 func (n *Network[M]) Len() int { return n.q.len() }
 

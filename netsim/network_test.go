@@ -1,6 +1,7 @@
 package netsim
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -166,4 +167,53 @@ func TestNetworkTransitAndPopSeq(t *testing.T) {
 	}
 	_, _, _, ok := n.PopSeq()
 	require.False(t, ok)
+}
+
+// TakeBefore takes, in some order, exactly what PopSeq would have popped
+// before its end, with the same times and places, and leaves the rest
+// popping in the same order as a copy that was never taken from.
+func TestNetworkTakeBeforeIsPopSeqSorted(t *testing.T) {
+	p := constant(Conditions{Latency: 20 * time.Millisecond, Jitter: 15 * time.Millisecond, Duplicate: Always / 20})
+	took := NewNetwork[int](4, p, linksOf(rng.New(3, 0)))
+	popped := NewNetwork[int](4, p, linksOf(rng.New(3, 0)))
+	type item struct {
+		at  time.Duration
+		seq uint64
+		m   int
+	}
+	k := 0
+	for round := range 200 {
+		now := time.Duration(round) * 5 * time.Millisecond
+		for range 1 + round%7 {
+			from, to := k%4, (k%4+1+k/4%3)%4
+			took.Send(now, from, to, 100, k)
+			popped.Send(now, from, to, 100, k)
+			if k%5 == 0 { // ties of time
+				took.Schedule(now+30*time.Millisecond, -k)
+				popped.Schedule(now+30*time.Millisecond, -k)
+			}
+			k++
+		}
+		end := now + time.Duration(round%4)*7*time.Millisecond
+		var got, want []item
+		took.TakeBefore(end, func(at time.Duration, seq uint64, m int) { got = append(got, item{at, seq, m}) })
+		for at, ok := popped.Next(); ok && at < end; at, ok = popped.Next() {
+			at, seq, m, _ := popped.PopSeq()
+			want = append(want, item{at, seq, m})
+		}
+		slices.SortFunc(got, func(a, b item) int {
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+		require.Equal(t, want, got, "round %d", round)
+		require.Equal(t, popped.Len(), took.Len())
+	}
+	require.NotZero(t, took.Len())
+	for took.Len() > 0 {
+		a1, s1, m1, _ := took.PopSeq()
+		a2, s2, m2, _ := popped.PopSeq()
+		require.Equal(t, []any{a2, s2, m2}, []any{a1, s1, m1})
+	}
 }

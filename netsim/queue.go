@@ -50,6 +50,26 @@ func (q *timed[M]) pop() (time.Duration, M) {
 	return first.at, first.m
 }
 
+// takeBefore removes every message due before end and calls f with each,
+// its time and its seq, in no particular order; the rest stay a heap. It
+// passes over every message once and orders what is left anew: cheaper
+// than popping when a large share of the heap is due.
+func (q *timed[M]) takeBefore(end time.Duration, f func(at time.Duration, seq uint64, m M)) {
+	kept := q.items[:0]
+	for _, it := range q.items {
+		if it.at < end {
+			f(it.at, it.seq, it.m)
+		} else {
+			kept = append(kept, it)
+		}
+	}
+	clear(q.items[len(kept):]) // let go of what M refers to
+	q.items = kept
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		q.down(i, kept[i])
+	}
+}
+
 // lastBy returns the latest time at or before limit among the messages
 // (limit itself is not returned unless a message is due then). It visits
 // only the messages due by limit, and their children: a parent is never

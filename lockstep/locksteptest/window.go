@@ -178,20 +178,15 @@ func (h *harness) window(maxTime time.Duration, scheduleCommands func(time.Durat
 	if end <= start || h.net.Len() < minWindowEvents {
 		return false, false
 	}
-	// Hand each member the events queued for it in the window, in the
-	// queue's order.
-	for {
-		at, ok := h.net.Next()
-		if !ok || at >= end {
-			break
-		}
-		at, seq, q, _ := h.net.PopSeq()
+	// Hand each member the events queued for it in the window; its
+	// worker puts them in the queue's order (member).
+	h.net.TakeBefore(end, func(at time.Duration, seq uint64, q queued) {
 		m := h.members[q.to]
 		if len(m.win) == 0 {
 			w.todo = append(w.todo, m)
 		}
 		m.win = append(m.win, localEvent{at: at, e: q.e, seq: seq})
-	}
+	})
 	for _, wk := range w.workers {
 		wk.end = end
 		wk.recs, wk.effects, wk.keys, wk.steps = wk.recs[:0], wk.effects[:0], wk.keys[:0], wk.steps[:0]
@@ -266,7 +261,8 @@ func (wk *worker) member(m *member) {
 	m.winWorker = wk
 	m.winFirst = len(wk.recs)
 	wk.cur = m
-	pre := len(m.win) // m.win[:pre] was queued before the window, in order; the rest by m within it
+	pre := len(m.win) // m.win[:pre] was queued before the window; the rest by m within it
+	sortEvents(m.win)
 	wk.touch(m.win[:pre])
 	next, lo := 0, pre
 	for {
@@ -306,6 +302,22 @@ func (wk *worker) member(m *member) {
 		r.to = len(wk.effects)
 	}
 	m.winLast = len(wk.recs)
+}
+
+// sortEvents puts evs in the queue's order: by time, ties in the order
+// queued. They come as the queue's heap held them, in which an event is
+// never before those above it, so that an insertion sort moves each only
+// a little way.
+func sortEvents(evs []localEvent) {
+	for i := 1; i < len(evs); i++ {
+		x := evs[i]
+		j := i
+		for j > 0 && (x.at < evs[j-1].at || x.at == evs[j-1].at && x.seq < evs[j-1].seq) {
+			evs[j] = evs[j-1]
+			j--
+		}
+		evs[j] = x
+	}
 }
 
 // touch reads the events and the first byte of their datagrams before

@@ -42,7 +42,7 @@ const MaxSpeed = 6.0
 
 // camera returns this member's own camera.
 func (s *Share) camera() reckon.Rect {
-	return reckon.Around(s.world(s.cfg.Self, s.truths[s.cfg.Self].Pos), s.cfg.ViewWidth, s.cfg.ViewHeight)
+	return reckon.Around(s.worlds[s.cfg.Self], s.cfg.ViewWidth, s.cfg.ViewHeight)
 }
 
 // cameraOf returns where member's camera was when we last heard of its
@@ -63,7 +63,12 @@ func (s *Share) cameraOf(member int, now time.Duration) (reckon.Rect, float64) {
 // the cursor moves on without a jump, and a displayed cursor is never
 // farther from the true one on the map than off it).
 func (s *Share) world(member int, p reckon.Vec2) reckon.Vec2 {
-	w := p.Add(s.bases[member])
+	return onMap(p, s.bases[member])
+}
+
+// onMap is world for a cursor whose base is base.
+func onMap(p, base reckon.Vec2) reckon.Vec2 {
+	w := p.Add(base)
 	return reckon.Vec2{X: fold(w.X, mapSide), Y: fold(w.Y, mapSide)}
 }
 
@@ -103,7 +108,12 @@ func (s *Share) TickTo(now time.Duration, send func(to int, update []byte)) {
 	if ok {
 		data = reckon.AppendUpdate(nil, u)
 	}
-	own := s.world(s.cfg.Self, s.truths[s.cfg.Self].Pos)
+	own := s.worlds[s.cfg.Self]
+	var id uint64 // u's in the sent states' numbering (sentWorld)
+	if ok {
+		s.lastID++
+		id = s.lastID
+	}
 	for m := range s.cfg.Members {
 		if m == s.cfg.Self {
 			continue
@@ -125,7 +135,7 @@ func (s *Share) TickTo(now time.Duration, send func(to int, update []byte)) {
 		n := 1
 		out[0] = view.Outside(own)
 		for k := range min(s.toSent[m], len(s.toLast[m])) {
-			out[n] = view.Outside(s.world(s.cfg.Self, s.toLast[m][k].PredictPos(reckon.ConstantAcceleration, now)))
+			out[n] = view.Outside(s.sentWorld(s.toLastID[m][k], &s.toLast[m][k], now))
 			n++
 		}
 		d := nearest(out[:n])
@@ -137,12 +147,35 @@ func (s *Share) TickTo(now time.Duration, send func(to int, update []byte)) {
 			u = s.owner.Now(s.truths[s.cfg.Self])
 			data = reckon.AppendUpdate(nil, u)
 			s.catchUps++
+			s.lastID++
+			id = s.lastID
 		}
 		send(m, data)
 		s.toLast[m][1], s.toLast[m][0] = s.toLast[m][0], u.State
+		s.toLastID[m][1], s.toLastID[m][0] = s.toLastID[m][0], id
 		s.toSent[m]++
 	}
 	s.measure(now)
+}
+
+// sentWorld returns where state st, number id of the states sent (one of
+// toLast), predicts our cursor at now, on the map. Most members were last
+// sent the same few states: each is predicted once per time (the same
+// value as predicting it for each).
+func (s *Share) sentWorld(id uint64, st *reckon.State2, now time.Duration) reckon.Vec2 {
+	e := &s.predicted[id%uint64(len(s.predicted))]
+	if e.id != id || e.at != now {
+		e.id, e.at = id, now
+		e.pos = s.world(s.cfg.Self, st.PredictPos(reckon.ConstantAcceleration, now))
+	}
+	return e.pos
+}
+
+// predictedSent is an entry of Share.predicted.
+type predictedSent struct {
+	id  uint64 // 0: none
+	at  time.Duration
+	pos reckon.Vec2
 }
 
 // nearest returns the smallest Len of outs, taking only the lengths of

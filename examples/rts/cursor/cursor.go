@@ -67,11 +67,17 @@ type Share struct {
 	filters []*reckon.Filter            // by member, with Config.Interest
 	toLast  [][2]reckon.State2          // by member, with Config.Interest: the last two states sent to it
 	toSent  []int                       // how many were
+	// toLastID numbers the states of toLast (from 1, as they were
+	// made), lastID the newest; predicted memoises sentWorld.
+	toLastID  [][2]uint64
+	lastID    uint64
+	predicted [64]predictedSent
 	// heard is the newest state received of each other cursor: where its
 	// member's camera was then.
 	heard    []reckon.State2
 	heardAny []bool
 	truths   []reckon.State2
+	worlds   []reckon.Vec2 // where each of truths lies on the map (world)
 	bases    []reckon.Vec2 // Base of every member, computed once
 	sent     int
 	// catchUps counts the updates sent outside the owner's schedule;
@@ -97,6 +103,7 @@ func New(cfg Config) *Share {
 	}
 	if cfg.Truths == nil {
 		s.truths = make([]reckon.State2, cfg.Members) // its own paths move into it; with Truths, Truths.At's slice
+		s.worlds = make([]reckon.Vec2, cfg.Members)
 	}
 	cfg.OnScreenOnly = cfg.OnScreenOnly && cfg.OnScreen
 	s.cfg.OnScreenOnly = cfg.OnScreenOnly
@@ -112,6 +119,7 @@ func New(cfg Config) *Share {
 	if cfg.Interest != nil {
 		s.filters = make([]*reckon.Filter, cfg.Members)
 		s.toLast, s.toSent = make([][2]reckon.State2, cfg.Members), make([]int, cfg.Members)
+		s.toLastID = make([][2]uint64, cfg.Members)
 		for m := range s.filters {
 			s.filters[m] = reckon.NewFilter(*cfg.Interest)
 		}
@@ -156,10 +164,11 @@ func (s *Share) observe(now time.Duration) (reckon.Update[reckon.Vec2], bool) {
 	if s.cfg.Truths != nil {
 		// Truths.At's slice, read only within this tick (the shares of
 		// one Truths tick the same time, one after another).
-		s.truths = s.cfg.Truths.At(now)
+		s.truths, s.worlds = s.cfg.Truths.atWorld(now)
 	}
 	for m, p := range s.paths {
 		s.truths[m] = p.Advance(now)
+		s.worlds[m] = s.world(m, s.truths[m].Pos)
 	}
 	u, ok := s.owner.Observe(s.truths[s.cfg.Self])
 	if ok {
@@ -176,7 +185,7 @@ func (s *Share) measure(now time.Duration) {
 		if m == s.cfg.Self {
 			continue
 		}
-		truthSeen := view.Contains(s.world(m, s.truths[m].Pos))
+		truthSeen := view.Contains(s.worlds[m])
 		// Every method's receiver of m takes the same updates (Receive),
 		// so where its correction is over, each shows the same
 		// prediction of the newest: Snap's, computed once.
@@ -193,7 +202,9 @@ func (s *Share) measure(now time.Duration) {
 				case k == int(reckon.Snap) || r.Converging(now):
 					shown = r.Pos(now)
 					seen = truthSeen || view.Contains(s.world(m, shown))
-					err = shown.Sub(truth).Len()
+					if seen || !s.cfg.OnScreenOnly {
+						err = shown.Sub(truth).Len() // else no meter takes it
+					}
 					if k == int(reckon.Snap) {
 						settled, settledErr, settledSeen, haveSettled = shown, err, seen, true
 					}

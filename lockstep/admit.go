@@ -302,6 +302,8 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	r.nextMovedAt = r.sealMovedAt
 	c.markPending(now, r)
 	c.peers[m] = r
+	c.notePolicyLag(r)
+	c.ackedBy[m] = r.acked
 	c.adm.announce |= bit
 	c.adm.ever |= bit
 	c.adm.frame[m], c.adm.start[m], c.adm.dropped[m] = at, first, c.finalized
@@ -405,6 +407,7 @@ func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool 
 	r.heard, r.lastRecv = true, now
 	if p.HasEcho {
 		r.echo(now, p.Echo)
+		c.notePolicyLag(r)
 	}
 	clock := ticksDuration(p.Clock)
 	r.addClock(clock - now)

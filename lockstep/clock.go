@@ -292,6 +292,17 @@ func (c *Core) clockMoved(r *remote) {
 	}
 }
 
+// notePolicyLag notes r's lateness report for updatePolicy after its
+// report or its round trips changed: the report once its path is measured
+// (eight round trips or more, and a report), else 0.
+func (c *Core) notePolicyLag(r *remote) {
+	lag := r.reportedLag
+	if r.rttN < 8 {
+		lag = 0
+	}
+	c.policyLags[r.slot] = lag
+}
+
 // updatePolicy resizes the delay from fresh measurements, at most once a
 // frame.
 func (c *Core) updatePolicy(now time.Duration) {
@@ -341,11 +352,12 @@ func (c *Core) updatePolicy(now time.Duration) {
 	lag := c.lateReport
 	partial := lag == 0
 	sum, reports, largest := lag, 1, time.Duration(0)
-	for _, r := range c.peers {
-		if r == nil || !c.live(r.slot) {
+	for i, reported := range c.policyLags {
+		r := c.peers[i]
+		if r == nil || !c.live(bucket.Slot(i)) {
 			continue
 		}
-		if r.rttN < 8 || r.reportedLag == 0 {
+		if reported == 0 {
 			// Not measured yet; its one-way delay as we see it is a
 			// lower bound.
 			partial = true
@@ -354,8 +366,8 @@ func (c *Core) updatePolicy(now time.Duration) {
 			}
 			continue
 		}
-		lag = max(lag, r.reportedLag)
-		sum += r.reportedLag
+		lag = max(lag, reported)
+		sum += reported
 		reports++
 	}
 	if !partial && !c.tight() {

@@ -99,6 +99,11 @@ type Core struct {
 	refilled   time.Duration // when tokens were last refilled
 	sendNext   int           // the slot whose turn to be sent to comes first (send)
 	stmtOutAt  time.Duration // when a datagram last carried our statement (statementRoom)
+	// stmtNow is ownStatement's answer within one send, once it holds for
+	// the rest of it (stmtKnown): our stream does not change while send
+	// visits the members, so neither does the answer.
+	stmtNow    wire.Statement
+	stmtKnown  bool
 	sealsBuf   []wire.HeldSeal
 	leadHist   [8]leadChange // our recent leads (noteLead)
 	levelled   bool          // a tight budget's lead has had its first level (tightBand)
@@ -179,6 +184,12 @@ type Core struct {
 	// side by side for extendChain: a datagram without new commands reads
 	// one of them rather than m's whole chain state.
 	chainCounts []uint32
+	// policyLags[m] is member m's lateness report once its path is
+	// measured, else 0 (notePolicyLag), and ackedBy[m] how many of our
+	// commands it holds (its remote's acked): what updatePolicy and trim
+	// read of every member, side by side rather than in 63 remotes.
+	policyLags []time.Duration
+	ackedBy    []uint32
 
 	// Scratch reused across calls, so steady-state work allocates nothing.
 	// Each is emptied by every Ready and sized by the largest one: the
@@ -237,11 +248,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 		// target there cost broadband's p95 (docs/benchmarks.md).
 		c.lead.Policy.Hold = cfg.Frame / 4
 	}
-	for i := range c.peers {
-		if bucket.Slot(i) != c.self {
-			c.peers[i] = newRemote(bucket.Slot(i), initialSeal)
-		}
-	}
+	c.peers = newRemotes(len(c.peers), c.self, initialSeal)
 	c.held = make([]bucket.Frame, cfg.Members)
 	c.all = ^uint64(0) >> (64 - cfg.Members)
 	c.before = c.all
@@ -261,6 +268,7 @@ func NewCore(cfg Config, now time.Duration) (*Core, error) {
 	}
 	c.checkpoint.Frame = -1
 	c.chains, c.chainCounts = make([]chainState, cfg.Members), make([]uint32, cfg.Members)
+	c.policyLags, c.ackedBy = make([]time.Duration, cfg.Members), make([]uint32, cfg.Members)
 	c.initAdmissions()
 	c.stats.Delay, c.stats.Lead = c.delayFrames()
 	return c, nil

@@ -99,11 +99,15 @@ func (c *Core) onHash(r *remote, h wire.HashReport) {
 	}
 	i := int(h.Frame/bucket.Frame(c.cfg.HashInterval)) % len(r.checkpoints)
 	r.checkpoints[i] = h
+	r.cpNewest = max(r.cpNewest, h.Frame)
 	c.compareCheckpoints(r)
 }
 
 // compareCheckpoints compares every checkpoint of r we hold with ours.
 func (c *Core) compareCheckpoints(r *remote) {
+	if r.cpNewest <= r.agreed {
+		return // every checkpoint of r is at or before agreed: the loop below skips them all
+	}
 	for _, h := range r.checkpoints {
 		if h.Frame <= r.agreed || (r.mismatch >= 0 && h.Frame >= r.mismatch) {
 			continue

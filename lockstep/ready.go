@@ -127,9 +127,9 @@ func (c *Core) trim() {
 	c.trimKeep, c.trimMask, c.trimFinal, c.acksGrew = keepFrom, c.liveMask(), c.finalized, false
 	own := c.table.Stream(c.self)
 	acked := own.Next()
-	for _, r := range c.peers {
-		if r != nil && c.live(r.slot) {
-			acked = min(acked, r.acked)
+	for i, a := range c.ackedBy {
+		if c.peers[i] != nil && c.live(bucket.Slot(i)) {
+			acked = min(acked, a)
 		}
 	}
 	own.Trim(min(acked, seqAfter(own, keepFrom)))

@@ -69,6 +69,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	// Timing: echo of our datagram, one-way delay variation, clock.
 	if p.HasEcho {
 		r.echo(now, p.Echo)
+		c.notePolicyLag(r)
 		c.touched(now, r)
 		if c.resumed && int16(p.Echo.Number-r.resumeNum) >= 0 {
 			r.confirmed = true
@@ -116,6 +117,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 		c.sampleLateness(now, r, skipped, clock, settled)
 	}
 	r.reportedLag = ticksDuration(p.Lag)
+	c.notePolicyLag(r)
 
 	// What it holds of ours. It cannot hold what we never sent.
 	own := c.table.Stream(c.self)
@@ -130,6 +132,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	}
 	if ack > r.acked {
 		r.acked, c.acksGrew = ack, true
+		c.ackedBy[from] = ack
 	}
 	r.ackedSeal = max(r.ackedSeal, p.AckSeal)
 

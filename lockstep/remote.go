@@ -114,6 +114,12 @@ type remote struct {
 	// to it reads it (desync.go, detailFor); the rest of the search is in
 	// the cold part below.
 	mismatch bucket.Frame
+	// The newest checkpoint known to agree with it (agreed), and the
+	// newest frame of its checkpoints we ever held (cpNewest): while that
+	// is not past agreed, none of its checkpoints needs comparing
+	// (compareCheckpoints reads them only then).
+	agreed   bucket.Frame
+	cpNewest bucket.Frame
 
 	// Measurements.
 	srtt, rttvar time.Duration
@@ -128,10 +134,19 @@ type remote struct {
 	// datagrams (addClock).
 	clockOff [clockSamples]time.Duration
 
-	// The large and rarely read part, kept after the fields every
-	// datagram reads so that those share a few cache lines (a core of 64
-	// members keeps 63 remotes, and a run in virtual time 64 cores).
+	// The large and rarely read part, apart from the fields every
+	// datagram reads so that those share a few cache lines, and the
+	// remotes' of one core lie side by side (newRemotes): a core of 64
+	// members keeps 63 remotes, and a run in virtual time 64 cores. A
+	// remote of 8 KB with its fields in one piece was allocated at a
+	// multiple of 8 KB, so that the same fields of every remote fell
+	// into the same few sets of the processor's caches, which then held
+	// the fields of a handful of remotes at a time.
+	*remoteCold
+}
 
+// remoteCold is the large and rarely read part of a remote.
+type remoteCold struct {
 	// When recent datagrams to it were sent (recordSend, echo): a
 	// datagram's number beside its time, which an echo reads together.
 	sends [sentRing]sentRecord
@@ -141,7 +156,6 @@ type remote struct {
 
 	// Desync search (desync.go).
 	checkpoints      [8]wire.HashReport
-	agreed           bucket.Frame // newest frame known to agree with it
 	found            bucket.Frame // first divergent frame, or -1
 	foundAt          time.Duration
 	inputsDiffer     bool
@@ -156,20 +170,61 @@ type sentRecord struct {
 	num uint16
 }
 
+// newRemote returns the remote of member slot, whose seal is seal so far.
 func newRemote(slot bucket.Slot, seal bucket.Frame) *remote {
-	r := &remote{
+	return initRemote(new(remote), new(remoteCold), newRings(1), slot, seal)
+}
+
+// newRemotes returns the remotes of members slots 0 to n-1 but self, nil
+// for self, whose seals are seal so far: their hot parts side by side,
+// and so their sample windows (newRings).
+func newRemotes(n int, self bucket.Slot, seal bucket.Frame) []*remote {
+	hot, cold, rings := make([]remote, n), make([]remoteCold, n), newRings(n)
+	rs := make([]*remote, n)
+	for i := range rs {
+		if bucket.Slot(i) != self {
+			rs[i] = initRemote(&hot[i], &cold[i], rings[i*ringsStride:], bucket.Slot(i), seal)
+		}
+	}
+	return rs
+}
+
+// The sample windows of a remote: its RTTs, offsets and lags.
+const (
+	rttsSize    = 64
+	offsetsSize = 256
+	lagsSize    = 256
+	// ringsStride is the durations of n remotes' windows, laid out one
+	// after another: a cache line more than the windows, so that the
+	// slots the remotes write next (about the same for each) do not fall
+	// into the same sets of the caches as they would 4 KB apart.
+	ringsStride = rttsSize + offsetsSize + lagsSize + 8
+)
+
+// newRings returns the storage of n remotes' windows.
+func newRings(n int) []time.Duration { return make([]time.Duration, n*ringsStride) }
+
+// initRemote makes r, with its cold part cold and its windows at the
+// start of rings, newRemote's remote.
+func initRemote(r *remote, cold *remoteCold, rings []time.Duration, slot bucket.Slot, seal bucket.Frame) *remote {
+	*cold = remoteCold{found: -1}
+	rtts, rings := rings[:rttsSize:rttsSize], rings[rttsSize:]
+	offsets, rings := rings[:offsetsSize:offsetsSize], rings[offsetsSize:]
+	lags := rings[:lagsSize:lagsSize]
+	*r = remote{
+		remoteCold: cold,
 		slot:       slot,
 		ackedSeal:  seal,
 		sealSent:   seal,
-		rtts:       *delay.NewSamples(64),
-		agreed:     -1,
+		rtts:       *delay.NewSamplesIn(rtts),
 		mismatch:   -1,
-		found:      -1,
+		agreed:     -1,
+		cpNewest:   -1,
 		newestSeal: seal,
 		topSeal:    seal,
 		countFrame: -1,
-		offsets:    *delay.NewSamples(256),
-		lags:       *delay.NewSamples(256),
+		offsets:    *delay.NewSamplesIn(offsets),
+		lags:       *delay.NewSamplesIn(lags),
 	}
 	for i := range r.checkpoints {
 		r.checkpoints[i].Frame = -1

@@ -167,6 +167,7 @@ func (c *Core) refill(dt time.Duration) {
 // budget.
 func (c *Core) send(now time.Duration) {
 	defer c.fixDatagrams()
+	c.stmtKnown = false
 	c.refill(now - c.refilled)
 	c.refilled = now
 	if live := c.liveMask(); !c.sendKnown || c.sendMask != live || now >= c.sendAt {
@@ -229,7 +230,11 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		c.waits.Add(now - r.pendingAt)
 	}
 	cmds := own.Since(r.acked)
-	stmt, signed := c.ownStatement()
+	stmt, signed := c.stmtNow, true
+	if !c.stmtKnown {
+		stmt, signed = c.ownStatement()
+		c.stmtNow, c.stmtKnown = stmt, signed && c.statementCurrent()
+	}
 	for range maxBurstDatagrams {
 		p := &c.pkt
 		*p = wire.Packet{

@@ -268,12 +268,12 @@ func (c *Core) ownStatement() (wire.Statement, bool) {
 	if c.cfg.Signer == nil {
 		return wire.Statement{}, false
 	}
+	if c.statementCurrent() {
+		return c.chains[c.self].proven, true
+	}
 	cs := &c.chains[c.self]
 	own := c.table.Stream(c.self)
 	seal := own.Seal()
-	if cs.hasProven && cs.proven.Count == own.Next() && seal < cs.proven.Seal+bucket.Frame(c.cfg.SignInterval) {
-		return cs.proven, true
-	}
 	c.extendChain(0, c.self)
 	count := c.chainCounts[c.self]
 	if cs.broken || count != own.Next() {
@@ -289,6 +289,15 @@ func (c *Core) ownStatement() (wire.Statement, bool) {
 	cs.proven, cs.hasProven = wire.Statement{Seal: seal, Count: count, Signature: sig}, true
 	c.out.Statements = append(c.out.Statements, StatementOf{c.self, cs.proven})
 	return cs.proven, true
+}
+
+// statementCurrent reports whether our newest statement still stands for
+// our stream (ownStatement returns it as it is): it covers every command
+// of ours and our seal has not advanced SignInterval frames past it.
+func (c *Core) statementCurrent() bool {
+	cs := &c.chains[c.self]
+	own := c.table.Stream(c.self)
+	return cs.hasProven && cs.proven.Count == own.Next() && own.Seal() < cs.proven.Seal+bucket.Frame(c.cfg.SignInterval)
 }
 
 // ProvenStatement returns member m's newest statement this core verified

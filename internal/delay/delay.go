@@ -28,6 +28,16 @@ func NewSamples(size int) *Samples {
 	return &Samples{ring: make([]time.Duration, size)}
 }
 
+// NewSamplesIn is NewSamples keeping its window in ring, whose length is
+// the window's size: a caller that keeps many windows can lay them out
+// together. It panics if ring is empty.
+func NewSamplesIn(ring []time.Duration) *Samples {
+	if len(ring) < 1 {
+		panic("delay: NewSamplesIn with an empty ring")
+	}
+	return &Samples{ring: ring}
+}
+
 // Add records one sample, replacing the oldest when the window is full.
 func (s *Samples) Add(d time.Duration) {
 	s.ring[s.next] = d

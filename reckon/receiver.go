@@ -48,6 +48,9 @@ func (r *Receiver[V]) Pos(now time.Duration) V { return r.smoother.Pos(now) }
 // [Smoother.Converging]).
 func (r *Receiver[V]) Converging(now time.Duration) bool { return r.smoother.Converging(now) }
 
+// Until returns when the current correction ends (see [Smoother.Until]).
+func (r *Receiver[V]) Until() time.Duration { return r.smoother.Until() }
+
 // Started reports whether an update has been received.
 func (r *Receiver[V]) Started() bool { return r.smoother.Started() }
 

@@ -173,6 +173,10 @@ func (s *Smoother[V]) Pos(now time.Duration) V {
 	return s.curvePos(u, w)
 }
 
+// Until returns when the current correction ends: once started,
+// Converging(now) reports now < Until(). It changes only with Correct.
+func (s *Smoother[V]) Until() time.Duration { return s.end }
+
 // Converging reports whether At(now) is on a correction's curve: whether
 // it depends on the method. Otherwise, At(now) is the newest
 // authoritative state's prediction (or the zero State before the first),

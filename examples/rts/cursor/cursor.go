@@ -62,6 +62,10 @@ type Share struct {
 	paths   []*reckon.Path             // every member's true cursor path
 	owner   *reckon.Owner[reckon.Vec2] // our own cursor
 	display [][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2]
+	// phases is, by member, what measure reads of each of its
+	// receivers every frame, side by side (noted after each Receive,
+	// the only time it changes) rather than in four receivers.
+	phases  []phase
 	meters  [][reckon.Cubic + 1]reckon.Meter[reckon.Vec2]
 	visible []reckon.Meter[reckon.Vec2] // by method, with Config.OnScreen: every cursor's frames on screen, pooled
 	filters []*reckon.Filter            // by member, with Config.Interest
@@ -99,6 +103,7 @@ func New(cfg Config) *Share {
 		cfg:     cfg,
 		owner:   reckon.NewOwner[reckon.Vec2](reckon.OwnerConfig{Entity: uint64(cfg.Self), Predictor: reckon.ConstantAcceleration, Threshold: cfg.Threshold, Heartbeat: cfg.Heartbeat}),
 		display: make([][reckon.Cubic + 1]*reckon.Receiver[reckon.Vec2], cfg.Members),
+		phases:  make([]phase, cfg.Members),
 		heard:   make([]reckon.State2, cfg.Members), heardAny: make([]bool, cfg.Members),
 	}
 	if cfg.Truths == nil {
@@ -130,7 +135,7 @@ func New(cfg Config) *Share {
 		}
 		for k := range s.display[m] {
 			s.display[m][k] = reckon.NewReceiver[reckon.Vec2](reckon.Smoothing{
-				Predictor: reckon.ConstantAcceleration, Method: reckon.Method(k), Converge: cfg.Converge,
+				Predictor: displayPredictor, Method: reckon.Method(k), Converge: cfg.Converge,
 			})
 		}
 	}
@@ -193,14 +198,20 @@ func (s *Share) measure(now time.Duration) {
 		var settled reckon.Vec2
 		var settledErr float64
 		var settledSeen, haveSettled bool
-		for k, r := range s.display[m] {
-			if r.Started() {
+		ph := &s.phases[m]
+		for k := range s.display[m] {
+			if ph.started[k] {
 				var shown reckon.Vec2
 				var seen bool
 				var err float64 // the error as Meter.Frame measures it
 				switch {
-				case k == int(reckon.Snap) || r.Converging(now):
-					shown = r.Pos(now)
+				case k == int(reckon.Snap) || now < ph.until[k]: // r.Converging(now)
+					if k == int(reckon.Snap) && now >= ph.until[k] {
+						// r.Pos(now): Snap's correction is over as soon as it begins
+						shown = ph.snapNewest.PredictPos(displayPredictor, now)
+					} else {
+						shown = s.display[m][k].Pos(now)
+					}
 					seen = truthSeen || view.Contains(s.world(m, shown))
 					if seen || !s.cfg.OnScreenOnly {
 						err = shown.Sub(truth).Len() // else no meter takes it
@@ -241,14 +252,35 @@ func (s *Share) Receive(now time.Duration, from int, data []byte) error {
 		return nil // not a cursor we display
 	}
 	used := false
-	for _, r := range s.display[from] {
-		used = r.Receive(now, u) || used
+	ph := &s.phases[from]
+	for k, r := range s.display[from] {
+		if r.Receive(now, u) {
+			used = true
+			if k == int(reckon.Snap) {
+				ph.snapNewest = u.State // what Correct took
+			}
+		}
 	}
 	if used {
 		s.heard[from], s.heardAny[from] = u.State, true
 	}
+	for k, r := range s.display[from] {
+		ph.started[k], ph.until[k] = r.Started(), r.Until()
+	}
 	return nil
 }
+
+// phase is what measure reads of one member's receivers, by method:
+// whether each started and when its correction ends; and the newest
+// state Snap's took, whose prediction it shows.
+type phase struct {
+	started    [reckon.Cubic + 1]bool
+	until      [reckon.Cubic + 1]time.Duration
+	snapNewest reckon.State2
+}
+
+// displayPredictor is the predictor of every display's receivers.
+const displayPredictor = reckon.ConstantAcceleration
 
 // Metrics returns, per convergence method, this member's measurements over
 // the other members' cursors at time now: the updates per second of one

@@ -26,17 +26,24 @@ var (
 // Commands below Base have been trimmed (executed and no longer needed).
 // A Stream is not safe for concurrent use.
 type Stream struct {
+	// What every datagram of or to its member reads (Next, Seal,
+	// Promise) comes first, in the first 64 bytes; the padding at the
+	// end makes a Stream 128 bytes, which the allocator places at
+	// multiples of 128, so that those fields lie in one cache line
+	// (a table of 64 members holds 64 streams, a run in virtual time
+	// 64 tables).
 	slot    Slot
-	base    uint32    // sequence number of held[0]
-	held    []Command // contiguous: held[i].Seq == base+i; bounded by its holder's Trim (the lockstep core keeps a window of frames)
-	early   []Command // past the prefix, sorted by Seq, no duplicates: at most maxOutOfOrder
+	base    uint32 // sequence number of held[0]
 	seal    Frame
-	lastFrm Frame // frame of the newest command ever in held (or -1)
+	lastFrm Frame     // frame of the newest command ever in held (or -1)
+	held    []Command // contiguous: held[i].Seq == base+i; bounded by its holder's Trim (the lockstep core keeps a window of frames)
 	// pending holds promises whose commands have not all arrived, by
 	// increasing next and increasing seal; each becomes the seal once the
 	// prefix reaches its next. At most maxPending.
 	pending []pendingPromise
-	table   *Table // the table it is part of, or nil
+	early   []Command // past the prefix, sorted by Seq, no duplicates: at most maxOutOfOrder
+	table   *Table    // the table it is part of, or nil
+	_       [24]byte
 }
 
 // prefixChanged tells the stream's table, once the prefix has changed,

@@ -79,17 +79,16 @@ type worker struct {
 	oneWay quantile.Sketch
 }
 
-// record is one event handled in a window.
+// record is one event handled in a window: 32 bytes, which the merge
+// reads on one goroutine (the member and the worker are its head's).
 type record struct {
-	at     time.Duration
-	seq    uint64 // its place in the queue's order; for a wake-up queued within the window, set when the merge reaches the handling that queued it
-	local  int    // for a wake-up queued within the window: its index in the member's local list, else -1
-	m      *member
-	from   int // its effects: effects[from:to]
-	to     int
-	gone   bool // the member left or stopped in it
-	left   bool
-	worker *worker
+	at    time.Duration
+	seq   uint64 // its place in the queue's order; for a wake-up queued within the window, set when the merge reaches the handling that queued it
+	local int32  // for a wake-up queued within the window: its index in the member's local list, else -1
+	from  int32  // its effects: effects[from:to]
+	to    int32
+	gone  bool // the member left or stopped in it
+	left  bool
 }
 
 type effectKind uint8
@@ -292,14 +291,14 @@ func (wk *worker) member(m *member) {
 		}
 		le := &m.win[i]
 		le.rec = len(wk.recs)
-		local := -1
+		local := int32(-1)
 		if i >= pre {
-			local = i
+			local = int32(i)
 		}
-		wk.recs = append(wk.recs, record{at: le.at, seq: le.seq, local: local, m: m, from: len(wk.effects), worker: wk})
+		wk.recs = append(wk.recs, record{at: le.at, seq: le.seq, local: local, from: int32(len(wk.effects))})
 		wk.handle(m, le.at, le.e)
 		r := &wk.recs[len(wk.recs)-1]
-		r.to = len(wk.effects)
+		r.to = int32(len(wk.effects))
 	}
 	m.winLast = len(wk.recs)
 }

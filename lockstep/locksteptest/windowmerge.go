@@ -33,7 +33,7 @@ func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
 		if !done {
 			scheduleCommands(h.now)
 			h.now = r.at
-			done = h.apply(r)
+			done = h.apply(r, hd.m, hd.wk)
 			h.res.endedInWindow = done
 		}
 		hd.i++
@@ -55,10 +55,10 @@ func (h *harness) merge(scheduleCommands func(time.Duration)) bool {
 	return done
 }
 
-// apply carries out record r's effects and reports whether the run ended
-// with it.
-func (h *harness) apply(r *record) bool {
-	w, m, wk := h.win, r.m, r.worker
+// apply carries out record r's effects, of member m's handling on worker
+// wk, and reports whether the run ended with it.
+func (h *harness) apply(r *record, m *member, wk *worker) bool {
+	w := h.win
 	for _, ef := range wk.effects[r.from:r.to] {
 		switch ef.kind {
 		case efPush:

@@ -266,7 +266,7 @@ func (t *Transport) streamReadLoop(slot bucket.Slot, l *link) {
 				}
 				break
 			}
-			l.hear()
+			t.hear(slot, l)
 			if !t.deliver(slot, packet, true) {
 				return
 			}

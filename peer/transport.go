@@ -141,7 +141,14 @@ type Transport struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	releases  []func() // guarded by mu: the dial sockets' references, given back by Close
+	// releases, guarded by mu: the dial sockets' references
+	// (dialDatagram), by connection, each given back once its connection
+	// ends (holdRelease) or by Close.
+	releases map[*quic.Conn]func()
+	// againWait, guarded by mu, by slot: how long dialAgain waits before
+	// its first dial, grown by each dialled connection that ends untaken
+	// and cleared by one the member took (hear).
+	againWait []time.Duration
 
 	epoch    time.Time    // when the transport started
 	lastRecv atomic.Int64 // time of the last datagram from anyone, in ns since epoch; 0 none
@@ -163,10 +170,17 @@ type link struct {
 	heard   atomic.Bool // a packet arrived on it (connectionLost)
 }
 
-// hear notes that a packet arrived on l.
-func (l *link) hear() {
-	if !l.heard.Load() {
-		l.heard.Store(true)
+// hear notes that a packet arrived on l, from member slot: the first on a
+// connection we dialled clears the wait before dialAgain's next loop.
+func (t *Transport) hear(slot bucket.Slot, l *link) {
+	if l.heard.Load() {
+		return
+	}
+	l.heard.Store(true)
+	if l.dialled {
+		t.mu.Lock()
+		t.againWait[slot] = 0
+		t.mu.Unlock()
 	}
 }
 
@@ -232,6 +246,8 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		need:      need,
 		moved:     make([]atomic.Pointer[netip.AddrPort], n),
 		redialing: make([]atomic.Bool, n),
+		releases:  make(map[*quic.Conn]func()),
+		againWait: make([]time.Duration, n),
 	}
 	t.serverConf = serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
@@ -258,7 +274,7 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 	}
 	for slot, id := range sess.Members {
 		if id > h.ID() {
-			t.wg.Go(func() { t.dialLoop(bucket.Slot(slot), id) })
+			t.wg.Go(func() { t.dialLoop(bucket.Slot(slot), id, 0) })
 		}
 	}
 	stop := func(reason *error) error {
@@ -429,7 +445,7 @@ func (t *Transport) Close() error {
 		t.releases = nil
 		t.mu.Unlock()
 		for _, release := range releases {
-			release()
+			release() // every connection is closed, and the dial loops ended
 		}
 		if t.impaired != nil {
 			t.sock.impair.Store(nil)

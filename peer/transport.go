@@ -135,8 +135,8 @@ type Transport struct {
 
 	need  int                              // members to connect before NewTransport returns
 	moved []atomic.Pointer[netip.AddrPort] // by slot: a member's new address, once it came back (Redial)
-	// redialing, by slot: a dial loop redial or dialAgain started is
-	// still trying.
+	// redialing, by slot: a dial loop (dialLocked's: the start's, a
+	// redial's or dialAgain's) still runs; at most one does.
 	redialing []atomic.Bool
 
 	closeOnce sync.Once
@@ -272,11 +272,17 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 	if need <= 0 {
 		close(t.ready)
 	}
+	// Through dialLocked, so that a redial or dialAgain of the same member
+	// never runs beside this loop: two loops' handshakes could complete in
+	// opposite orders at the two ends, each end keeping the connection the
+	// other replaced.
+	t.mu.Lock()
 	for slot, id := range sess.Members {
 		if id > h.ID() {
-			t.wg.Go(func() { t.dialLoop(bucket.Slot(slot), id, 0) })
+			t.dialLocked(bucket.Slot(slot), 0)
 		}
 	}
+	t.mu.Unlock()
 	stop := func(reason *error) error {
 		t.mu.Lock()
 		err := *reason

@@ -67,8 +67,9 @@ const (
 )
 
 // dialLocked starts a dial loop to slot that first waits first, with t.mu
-// held and the transport open, unless one redial or dialAgain started
-// still tries; it reports whether it started one.
+// held and the transport open, unless one it started (for the transport's
+// start, a redial or dialAgain) still tries; it reports whether it
+// started one.
 func (t *Transport) dialLocked(slot bucket.Slot, first time.Duration) bool {
 	if !t.redialing[slot].CompareAndSwap(false, true) {
 		return false

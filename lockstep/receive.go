@@ -133,6 +133,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	if ack > r.acked {
 		r.acked, c.acksGrew = ack, true
 		c.ackedBy[from] = ack
+		if ack >= r.owedSeq {
+			r.owedSince = 0 // the next datagram with commands owes anew
+		}
 	}
 	r.ackedSeal = max(r.ackedSeal, p.AckSeal)
 

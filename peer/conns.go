@@ -10,9 +10,16 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// dialLoop dials a higher member until a connection is up or the transport
-// closes.
-func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID) {
+// dialLoop dials a higher member, after waiting first (if not zero), until
+// a connection is up or the transport closes.
+func (t *Transport) dialLoop(slot bucket.Slot, id peer.ID, first time.Duration) {
+	if first > 0 {
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-time.After(first):
+		}
+	}
 	backoff := 50 * time.Millisecond
 	upgraded := false // a direct path appeared while relayed, and was tried
 	upgrade := time.NewTicker(time.Second)
@@ -66,9 +73,7 @@ dial:
 		conf.NextProtos = []string{t.mode.alpn(), t.mode.other().alpn()}
 		conn, release, err := t.host.dialDatagram(t.ctx, addr, conf, t.mode.quicConfig())
 		if err == nil {
-			t.mu.Lock()
-			t.releases = append(t.releases, release)
-			t.mu.Unlock()
+			t.holdRelease(conn, release)
 		}
 		otherMode := err == nil && conn.ConnectionState().TLS.NegotiatedProtocol != t.mode.alpn()
 		if otherMode {
@@ -101,6 +106,35 @@ dial:
 			return
 		}
 	}
+}
+
+// holdRelease keeps release, the reference to conn's dial socket, until
+// conn ends, then gives it back; Close gives back those still held. A
+// member that takes connections and drops them, again and again, so costs
+// nothing that stays.
+func (t *Transport) holdRelease(conn *quic.Conn, release func()) {
+	t.mu.Lock()
+	if t.releases == nil { // Close gave the others back: no dial loop runs then
+		t.mu.Unlock()
+		release()
+		return
+	}
+	t.releases[conn] = release
+	t.mu.Unlock()
+	t.wg.Go(func() {
+		select {
+		case <-t.ctx.Done():
+			return // Close gives it back once the connection is closed
+		case <-conn.Context().Done():
+		}
+		t.mu.Lock()
+		release, held := t.releases[conn]
+		delete(t.releases, conn)
+		t.mu.Unlock()
+		if held {
+			release()
+		}
+	})
 }
 
 // retryAfter notes err as the last failure towards slot and waits the
@@ -240,7 +274,7 @@ func (t *Transport) readLoop(slot bucket.Slot, l *link) {
 			t.connectionLost(slot, l, err)
 			return
 		}
-		l.hear()
+		t.hear(slot, l)
 		t.deliver(slot, data, false)
 	}
 }
@@ -252,7 +286,11 @@ func (t *Transport) readLoop(slot bucket.Slot, l *link) {
 // handshake completes one flight before the server's, so a member whose
 // handshake timed out meanwhile (a loss burst on the client's last flight)
 // leaves us a connection that only its stateless reset or our idle timeout
-// ends, and it waits for us to dial. Then we dial it again.
+// ends, and it waits for us to dial. Then we dial it again: at once the
+// first time, and after a wait that doubles from 50 ms up to a second for
+// each further connection in a row that it did not take, so a member that
+// takes handshakes and never a connection gets a few a second, not as
+// many as the path carries.
 func (t *Transport) connectionLost(slot bucket.Slot, l *link, err error) {
 	if t.ctx.Err() != nil || t.links[slot].Load() != l {
 		return
@@ -263,5 +301,6 @@ func (t *Transport) connectionLost(slot bucket.Slot, l *link, err error) {
 		t.dialAgain(slot)
 		return
 	}
+
 	t.log.Warn("peer: connection to member lost", "member", slot, "err", err)
 }

@@ -195,3 +195,54 @@ func TestRedialDialsEveryComeback(t *testing.T) {
 		}
 	}
 }
+
+// A member that takes our handshakes and never a connection (its state
+// vanishes each time before it sends anything) is dialled again after
+// waits that double, not as fast as the path carries handshakes; each
+// ended connection's dial socket reference is given back as it ends, not
+// held until Close; and a connection the member takes clears the wait.
+func TestUntakenConnectionsAreDialledLessOften(t *testing.T) {
+	u := newUntakenMember(t, ModeDatagram)
+	tr, conn := u.dial()
+	member := 1 - u.session.Self
+	attached := func(prev *link) *link {
+		t.Helper()
+		var l *link
+		if !until(10*time.Second, func() bool { l = tr.links[member].Load(); return l != prev && l != nil && l.alive() }) {
+			t.Fatal("the dialler's new connection never became its link")
+		}
+		return l
+	}
+	l := attached(nil)
+	const rounds = 6
+	start := time.Now()
+	for i := range rounds {
+		u.gone(tr)
+		var err error
+		if conn, err = u.accept(30 * time.Second); err != nil {
+			t.Fatalf("untaken connection %d: not dialled again: %v", i+1, err)
+		}
+		l = attached(l)
+	}
+	// Waits of 0, 50, 100, 200, 400 and 800 ms at least.
+	if took, least := time.Since(start), 1500*time.Millisecond; took < least {
+		t.Errorf("%d untaken connections were dialled again within %v; their waits add up to at least %v", rounds, took, least)
+	}
+	held := func() int { tr.mu.Lock(); defer tr.mu.Unlock(); return len(tr.releases) }
+	if !until(10*time.Second, func() bool { return held() == 1 }) {
+		t.Errorf("the dialler holds %d dial sockets' references after %d connections ended; want 1, the live one's", held(), rounds)
+	}
+	wait := func() time.Duration { tr.mu.Lock(); defer tr.mu.Unlock(); return tr.againWait[member] }
+	if w := wait(); w != againMax {
+		t.Errorf("after %d untaken connections the next dial waits %v; want %v", rounds, w, againMax)
+	}
+	if err := conn.SendDatagram([]byte("took it")); err != nil {
+		t.Fatal(err)
+	}
+	if !until(10*time.Second, func() bool { return tr.Stats().Members[member].DatagramsReceived == 1 }) {
+		t.Fatal("the member's datagram never arrived")
+	}
+	if w := wait(); w != 0 {
+		t.Errorf("a connection the member took left a wait of %v before the next dial; want none", w)
+	}
+}

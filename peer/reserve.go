@@ -32,13 +32,13 @@ func (h *Host) keepReserved(relay peer.AddrInfo, exp time.Time) {
 		// Close waits for this loop: a renewal in flight ends with the host.
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		go func() { // ends with the loop or the host
+		h.bg.Go(func() { // ends with the loop or the host
 			select {
 			case <-h.done:
 				cancel()
 			case <-ctx.Done():
 			}
-		}()
+		})
 		ttl := time.Until(exp)
 		wait := ttl - ttl/4
 		for {

@@ -212,14 +212,17 @@ func (s *streamSender) run(conn *quic.Conn) {
 	s.write(ctx, str)
 }
 
-// write writes what is queued to w, in order, until ctx ends or a write
-// fails.
+// write writes what is queued to w, in order, until ctx ends, a write
+// fails or the stream fails otherwise (fail: its reader lost it, or a
+// newer link replaced it).
 func (s *streamSender) write(ctx context.Context, str io.Writer) {
 	var batch []byte
 	for {
 		select {
 		case <-ctx.Done():
 			s.fail(context.Cause(ctx))
+			return
+		case <-s.done:
 			return
 		case <-s.wake:
 		}
@@ -266,7 +269,7 @@ func (t *Transport) streamReadLoop(slot bucket.Slot, l *link) {
 				}
 				break
 			}
-			l.hear()
+			t.hear(slot, l)
 			if !t.deliver(slot, packet, true) {
 				return
 			}

@@ -135,13 +135,20 @@ type Transport struct {
 
 	need  int                              // members to connect before NewTransport returns
 	moved []atomic.Pointer[netip.AddrPort] // by slot: a member's new address, once it came back (Redial)
-	// redialing, by slot: a dial loop redial or dialAgain started is
-	// still trying.
+	// redialing, by slot: a dial loop (dialLocked's: the start's, a
+	// redial's or dialAgain's) still runs; at most one does.
 	redialing []atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
-	releases  []func() // guarded by mu: the dial sockets' references, given back by Close
+	// releases, guarded by mu: the dial sockets' references
+	// (dialDatagram), by connection, each given back once its connection
+	// ends (holdRelease) or by Close.
+	releases map[*quic.Conn]func()
+	// againWait, guarded by mu, by slot: how long dialAgain waits before
+	// its first dial, grown by each dialled connection that ends untaken
+	// and cleared by one the member took (hear).
+	againWait []time.Duration
 
 	epoch    time.Time    // when the transport started
 	lastRecv atomic.Int64 // time of the last datagram from anyone, in ns since epoch; 0 none
@@ -163,10 +170,17 @@ type link struct {
 	heard   atomic.Bool // a packet arrived on it (connectionLost)
 }
 
-// hear notes that a packet arrived on l.
-func (l *link) hear() {
-	if !l.heard.Load() {
-		l.heard.Store(true)
+// hear notes that a packet arrived on l, from member slot: the first on a
+// connection we dialled clears the wait before dialAgain's next loop.
+func (t *Transport) hear(slot bucket.Slot, l *link) {
+	if l.heard.Load() {
+		return
+	}
+	l.heard.Store(true)
+	if l.dialled {
+		t.mu.Lock()
+		t.againWait[slot] = 0
+		t.mu.Unlock()
 	}
 }
 
@@ -232,6 +246,8 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 		need:      need,
 		moved:     make([]atomic.Pointer[netip.AddrPort], n),
 		redialing: make([]atomic.Bool, n),
+		releases:  make(map[*quic.Conn]func()),
+		againWait: make([]time.Duration, n),
 	}
 	t.serverConf = serverTLS(h.ident, cfg.Mode.alpn(), cfg.Mode.other().alpn(), t.otherMode)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
@@ -256,11 +272,17 @@ func newTransport(ctx context.Context, h *Host, sess *Agreement, cfg TransportCo
 	if need <= 0 {
 		close(t.ready)
 	}
+	// Through dialLocked, so that a redial or dialAgain of the same member
+	// never runs beside this loop: two loops' handshakes could complete in
+	// opposite orders at the two ends, each end keeping the connection the
+	// other replaced.
+	t.mu.Lock()
 	for slot, id := range sess.Members {
 		if id > h.ID() {
-			t.wg.Go(func() { t.dialLoop(bucket.Slot(slot), id) })
+			t.dialLocked(bucket.Slot(slot), 0)
 		}
 	}
+	t.mu.Unlock()
 	stop := func(reason *error) error {
 		t.mu.Lock()
 		err := *reason
@@ -429,7 +451,7 @@ func (t *Transport) Close() error {
 		t.releases = nil
 		t.mu.Unlock()
 		for _, release := range releases {
-			release()
+			release() // every connection is closed, and the dial loops ended
 		}
 		if t.impaired != nil {
 			t.sock.impair.Store(nil)

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
 )
@@ -34,32 +35,49 @@ func (t *Transport) redial(slot bucket.Slot, addr netip.AddrPort) {
 	if l := t.links[slot].Load(); l != nil && l.alive() && old != nil && *old == addr {
 		return
 	}
-	if t.dialLocked(slot) {
+	if t.dialLocked(slot, 0) {
 		t.log.Info("peer: a member came back; dialling it", "member", slot, "addr", addr)
 	}
 }
 
 // dialAgain starts a dial loop to slot, unless the transport is closed or
 // a loop dialAgain or redial started still tries (its next try is as
-// good). Safe for concurrent use.
+// good). The loop first waits againWait[slot], which it then doubles from
+// againFirst up to againMax (the first packet on a connection we dialled
+// clears it). Safe for
+// concurrent use.
 func (t *Transport) dialAgain(slot bucket.Slot) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.closed {
-		t.dialLocked(slot)
+	if t.closed {
+		return
+	}
+	wait := t.againWait[slot]
+	if t.dialLocked(slot, wait) {
+		t.againWait[slot] = min(max(2*wait, againFirst), againMax)
 	}
 }
 
-// dialLocked is dialAgain with t.mu held and the transport open; it
-// reports whether it started a loop.
-func (t *Transport) dialLocked(slot bucket.Slot) bool {
+// How long dialAgain waits before dialling a member whose connections end
+// untaken in a row: nothing for the first, againFirst for the second,
+// doubling up to againMax.
+const (
+	againFirst = 50 * time.Millisecond
+	againMax   = time.Second
+)
+
+// dialLocked starts a dial loop to slot that first waits first, with t.mu
+// held and the transport open, unless one it started (for the transport's
+// start, a redial or dialAgain) still tries; it reports whether it
+// started one.
+func (t *Transport) dialLocked(slot bucket.Slot, first time.Duration) bool {
 	if !t.redialing[slot].CompareAndSwap(false, true) {
 		return false
 	}
 	id := t.sess.Member(slot)
 	t.wg.Go(func() {
 		defer t.redialing[slot].Store(false)
-		t.dialLoop(slot, id)
+		t.dialLoop(slot, id, first)
 	})
 	return true
 }

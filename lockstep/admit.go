@@ -633,7 +633,7 @@ func (c *Core) joined(now time.Duration, r *remote, a wire.Admission) {
 		c.adm.awaiting |= bit
 		c.chains[p.slot].broken = true // its commands before ours are not ours to check
 		p.heard, p.heardPos, p.lastRecv = true, c.position(now), now
-		p.sealMovedAt, p.nextMovedAt = now, now
+		p.sealMovedAt, p.nextMovedAt, p.lagFrom = now, now, c.frame
 		c.markPending(now, p)
 	}
 	c.before = c.liveMask()

@@ -63,12 +63,15 @@ func (c *Core) live(p bucket.Slot) bool { return (c.suspected|c.gone)&(1<<p) == 
 func (c *Core) liveMask() uint64 { return c.all &^ (c.suspected | c.gone) }
 
 // checkTimeouts suspects every member silent for longer than DropTimeout,
-// and every member whose seal has not advanced for as long while it talks.
+// every member whose seal has not advanced for as long while it talks, and
+// every talking member whose seal lags our frame clock too far
+// (lagLimits).
 func (c *Core) checkTimeouts(now time.Duration) {
 	if c.leaving {
 		return // a member on its way out drops nobody
 	}
 	origin := max(c.epoch, c.cfg.Start)
+	dtFrames, lagLimit := c.lagLimits()
 	// The earliest time either test below can next hold for a member
 	// listened to now: what they read only moves later until the members
 	// listened to or the origin change (Ready skips the walk until then).
@@ -96,9 +99,39 @@ func (c *Core) checkTimeouts(now time.Duration) {
 		talking := r.heard && now-last < c.cfg.DropTimeout/2
 		if talking && now-moved > c.cfg.DropTimeout && (now-cmds > c.cfg.DropTimeout || now-moved > 3*c.cfg.DropTimeout) {
 			c.suspect(now, r.slot, ReasonStalled, fmt.Sprintf("seal stuck at %d for %v", r.topSeal, (now-moved).Round(time.Millisecond)))
+			continue
 		}
+		// A seal that moves, but slower than the frame clocks, holds every
+		// member's execution back as surely as a stuck one, and in time
+		// would carry the others' seals out of each other's window.
+		lag := c.frame - max(r.topSeal, r.lagFrom)
+		if talking && (lag > dtFrames && now-cmds > c.cfg.DropTimeout || lag > lagLimit) {
+			c.suspect(now, r.slot, ReasonStalled, fmt.Sprintf("seal %d lags the frame clock (%d) by %d frames", r.topSeal, c.frame, lag))
+			continue
+		}
+		// The lag grows by about a frame a frame (the clock's slew is at
+		// most a tenth): look again after half the frames it still lacks
+		// for the next limit, or when its commands' drop timeout runs out.
+		limit := dtFrames
+		if lag > dtFrames {
+			limit = lagLimit
+			c.timeoutsFrom = min(c.timeoutsFrom, cmds+c.cfg.DropTimeout)
+		}
+		c.timeoutsFrom = min(c.timeoutsFrom, now+time.Duration(limit-lag)*c.cfg.Frame/2)
 	}
 	c.timeoutsMask, c.timeoutsStart = c.liveMask(), c.cfg.Start
+}
+
+// lagLimits returns, in frames, how far a talking member's seal may lag
+// our frame clock: a drop timeout's frames while its commands do not move
+// either, and lagLimit whatever they do. lagLimit is three drop timeouts,
+// but at most the window less the maximum delay and a drop timeout, so
+// that the seals of the others, at most the maximum delay past the clock,
+// stay within each other's window while the lagging member is dropped
+// (never under a drop timeout).
+func (c *Core) lagLimits() (dtFrames, lagLimit bucket.Frame) {
+	dtFrames = bucket.Frame(c.cfg.DropTimeout / c.cfg.Frame)
+	return dtFrames, max(dtFrames, min(3*dtFrames, bucket.Frame(c.cfg.Window-c.cfg.MaxDelay)-dtFrames))
 }
 
 // reasonCodes are the codes of the reasons in membership views

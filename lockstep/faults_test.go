@@ -2,6 +2,7 @@ package lockstep_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,71 @@ func TestSealOnlyRelayStaysWithinTheRelayersPrefix(t *testing.T) {
 	}
 	if !relayed {
 		t.Fatal("no relay of member 2's seal to member 1")
+	}
+}
+
+// TestSealLaggingTheClockIsAStall: member 2's seal keeps moving, but a
+// frame every 4 s (under the drop timeout), so it holds everyone's
+// execution back as a stuck seal does. Members 0 and 1 drop it as stalled
+// once it lags their frame clocks by a drop timeout, or by three while its
+// commands keep coming, and play on (before, they waited a window, 60 s,
+// then found each other's seals outside it and stopped each other).
+func TestSealLaggingTheClockIsAStall(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		commands bool
+		lag      bucket.Frame // the lag at the drop, in frames: more than
+	}{
+		{"silent", false, 100},
+		{"commands", true, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const creep = 4 * time.Second
+			n := newTestNet(t, 3, 5, nil)
+			n.rewrite = func(now time.Duration, from, _ bucket.Slot, data []byte) []byte {
+				if from != 2 || now < creep {
+					return data
+				}
+				var p wire.Packet
+				if err := wire.Parse(data, &p); err != nil {
+					t.Fatal(err)
+				}
+				p.Seal = min(p.Seal, 100+bucket.Frame((now-creep)/creep))
+				out, err := p.Append(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			if tc.commands {
+				// Until shortly before it lags by 300 frames (about 20 s).
+				n.planRandom([]bucket.Slot{2}, 0, 19*time.Second, 200*time.Millisecond)
+			}
+			n.runUntil(120 * time.Second)
+			for i := range 2 {
+				if err := n.cores[i].Err(); err != nil {
+					t.Fatalf("member %d stopped: %v; events %v", i, err, n.events[i])
+				}
+				var drop *lockstep.Event
+				for k, e := range n.events[i] {
+					if e.Type == lockstep.EventDrop && e.Member == 2 {
+						drop = &n.events[i][k]
+					}
+				}
+				switch {
+				case drop == nil:
+					t.Fatalf("member %d never dropped member 2; events %v", i, n.events[i])
+				case drop.Reason != lockstep.ReasonStalled:
+					t.Errorf("member %d dropped member 2 as %s, not stalled: %v", i, drop.Reason, drop)
+				}
+				var seal, clock, lag bucket.Frame
+				if _, err := fmt.Sscanf(drop.Detail, "seal %d lags the frame clock (%d) by %d frames", &seal, &clock, &lag); err != nil || lag <= tc.lag || lag > tc.lag+10 {
+					t.Errorf("member %d: %v; want a lag of %d frames and a little more", i, drop, tc.lag)
+				}
+				if st := n.cores[i].Stats(); st.Frame-st.Executed > 2 || st.Executed < 2000 {
+					t.Errorf("member %d: clock frame %d, executed %d after 120 s", i, st.Frame, st.Executed)
+				}
+			}
+		})
 	}
 }

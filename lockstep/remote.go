@@ -66,6 +66,11 @@ type remote struct {
 	// advertised Next last rose.
 	topSeal     bucket.Frame
 	sealMovedAt time.Duration
+	// lagFrom: the frame from which its seal's lag behind our frame clock
+	// counts, if later than its seal (checkTimeouts): our clock's frame
+	// when we joined or resumed after a freeze, before its seals reached
+	// us again.
+	lagFrom     bucket.Frame
 	topNext     uint32
 	nextMovedAt time.Duration
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"time"
+
+	"github.com/phalanx-net/phalanx/bucket"
 )
 
 // Splits: which side of a split plays on, and how a member stops.
@@ -89,9 +91,10 @@ func (c *Core) resume(now time.Duration) {
 	}
 	c.cfg.Logger.Warn("lockstep: resumed after a freeze", "gap", now-c.lastNow)
 	c.resumed = true
+	frame := bucket.Frame(max(c.position(now), 0) / c.cfg.Frame)
 	for _, r := range c.peers {
 		if r != nil {
-			r.lastRecv, r.sealMovedAt, r.nextMovedAt = now, now, now
+			r.lastRecv, r.sealMovedAt, r.nextMovedAt, r.lagFrom = now, now, now, frame
 			r.resumeNum, r.confirmed = r.number, false
 		}
 	}

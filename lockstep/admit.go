@@ -530,10 +530,10 @@ func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool 
 			r.newest = p.Number - 1
 			return false
 		}
-		if newer && c.live(r.slot) {
+		if newer {
 			// The members agreed on one frame: a member that names
 			// another, newer than what it said before, is lying.
-			c.suspect(now, r.slot, ReasonViolation, fmt.Sprintf("admitted us at frame %d, the others at %d", a.Frame, c.adm.admittedAt))
+			c.violation(now, r.slot, "admission", fmt.Sprintf("admitted us at frame %d, the others at %d", a.Frame, c.adm.admittedAt))
 		}
 	}
 	// A datagram sent before the member agreed (overtaken on the way) may

@@ -563,30 +563,25 @@ func (c *Core) heardFinal(now time.Duration, r *remote, a wire.Admission, clock 
 
 // tryJoin admits this joining core at a frame enough members announced
 // in their final entries, preferring the clock of member by (the sender of
-// the datagram just received, or nil). The members that may count are every
-// other slot except those every final entry names as dropped and that
-// never named us; a frame is taken once more than half of them announce
-// it, and, when only one member does, not before a request interval passed
-// since the first final entry came (time for the others to answer): no
-// single member decides where we start.
+// the datagram just received, or nil). For a frame, the members that may
+// count are every other slot except those that all the members announcing
+// it name as dropped and that never named us (a member that did is live,
+// whatever another says); the frame is taken once more than half of them
+// announce it, and, when only one member does, not before a request
+// interval passed since the first final entry came (time for the others'
+// answers to arrive): no single member decides where we start.
 func (c *Core) tryJoin(now time.Duration, by *remote) {
-	if c.adm.finalFrom == 0 {
-		return
-	}
-	dropped := ^uint64(0)
 	for f := c.adm.finalFrom; f != 0; f &= f - 1 {
-		dropped &= c.adm.finals[bits.TrailingZeros64(f)].Dropped
-	}
-	counted := c.all &^ (1 << c.self) &^ (dropped &^ c.adm.heard)
-	n := bits.OnesCount64(counted)
-	for f := c.adm.finalFrom & counted; f != 0; f &= f - 1 {
 		at := c.adm.finals[bits.TrailingZeros64(f)].Frame
 		var agree uint64
-		for g := c.adm.finalFrom & counted; g != 0; g &= g - 1 {
-			if c.adm.finals[bits.TrailingZeros64(g)].Frame == at {
+		dropped := ^uint64(0)
+		for g := c.adm.finalFrom; g != 0; g &= g - 1 {
+			if a := c.adm.finals[bits.TrailingZeros64(g)]; a.Frame == at {
 				agree |= g & -g
+				dropped &= a.Dropped
 			}
 		}
+		n := bits.OnesCount64(c.all &^ (1 << c.self) &^ (dropped &^ c.adm.heard))
 		k := bits.OnesCount64(agree)
 		if 2*k <= n || k < 2 && now < c.adm.firstFinal+c.cfg.MaxInterval {
 			continue
@@ -596,9 +591,7 @@ func (c *Core) tryJoin(now time.Duration, by *remote) {
 			from = by.slot
 		}
 		a := c.adm.finals[from]
-		for g := agree; g != 0; g &= g - 1 {
-			a.Dropped &= c.adm.finals[bits.TrailingZeros64(g)].Dropped
-		}
+		a.Dropped = dropped
 		c.joined(now, c.peers[from], a)
 		return
 	}

@@ -204,18 +204,19 @@ func TestUnsettledAdmissionHoldsNobodyForEver(t *testing.T) {
 // and stopped as a minority, while they dropped it as silent. Now it waits
 // for a majority of the members to announce one frame.
 func TestJoinerWaitsForAgreeingMembers(t *testing.T) {
-	for _, always := range []bool{false, true} {
-		name := "once"
-		if always {
-			name = "always"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		always  bool   // member 2 lies in every datagram to the joiner
+		dropped uint64 // the Dropped of its lie
+	}{{"once", false, 0}, {"always", true, 0}, {"always, the others dropped", true, 1<<0 | 1<<1}} {
+		always := tc.always
+		t.Run(tc.name, func(t *testing.T) {
 			r := newAdmitRun(t)
 			r.joinAt = 3 * time.Second
 			injected := false
 			lie := func(now time.Duration) wire.Admission {
 				at := r.cores[hostileSlot].Executed() + 100
-				return wire.Admission{Slot: openSlot, Flags: wire.AdmitFinal | wire.AdmitLate, Proposal: at, Frame: at}
+				return wire.Admission{Slot: openSlot, Flags: wire.AdmitFinal | wire.AdmitLate, Proposal: at, Frame: at, Dropped: tc.dropped}
 			}
 			r.rewrite = func(now time.Duration, from, to bucket.Slot, data []byte) []byte {
 				switch {

@@ -323,8 +323,8 @@ func (c *Core) agreeAdmissions(now time.Duration) {
 func (c *Core) suspectBlockers(now time.Duration, m bucket.Slot, cand bucket.Frame) {
 	limit := c.executed + bucket.Frame(c.cfg.Window)
 	for _, r := range c.peers {
-		if r == nil || !c.live(r.slot) || r.slot == m {
-			continue
+		if r == nil || !c.live(r.slot) || r.slot == m || c.leaveAt[r.slot] != bucket.NoFrame {
+			continue // (a member on its way out admits nobody: it leaves)
 		}
 		a := r.adm[m]
 		var detail string

@@ -332,7 +332,7 @@ func (c *Core) suspectBlockers(now time.Duration, m bucket.Slot, cand bucket.Fra
 		case r.admMask&(1<<m) == 0:
 			detail = fmt.Sprintf("names no admission of member %d", m)
 		case a.Flags&wire.AdmitFinal != 0:
-			detail = fmt.Sprintf("admitted member %d at frame %d, below our proposal %d", m, a.Frame, c.adm.floor[m])
+			detail = fmt.Sprintf("admitted member %d at frame %d, which no agreement over our proposal %d reaches", m, a.Frame, c.adm.floor[m])
 		case a.Flags&wire.AdmitSettled == 0:
 			detail = fmt.Sprintf("never settled the admission of member %d", m)
 		case a.Proposal > limit:

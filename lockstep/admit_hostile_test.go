@@ -253,3 +253,36 @@ func TestJoinerWaitsForAgreeingMembers(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlyFinalEntryIsNoAgreement: while a real joiner's admission is
+// being agreed, member 2 tells member 0 it is final two frames past member
+// 0's executed frame, below any agreement over member 0's own proposal.
+// Before the fix member 0 admitted the joiner there at once, frame 62, and
+// its final entry made the others follow it, 38 frames short of every
+// proposal: one member decided the admission frame. Now member 0 takes the
+// frame the others agree on, the largest proposal (99).
+func TestEarlyFinalEntryIsNoAgreement(t *testing.T) {
+	r := newAdmitRun(t)
+	r.joinAt = 3 * time.Second
+	r.rewrite = func(now time.Duration, from, to bucket.Slot, data []byte) []byte {
+		if from != hostileSlot || to != 0 || now <= r.joinAt {
+			return data
+		}
+		at := r.cores[0].Executed() + 2
+		return rewriteAdmissions(t, data, wire.Admission{Slot: openSlot, Flags: wire.AdmitFinal | wire.AdmitLate, Proposal: at, Frame: at})
+	}
+	r.run(20 * time.Second)
+	var frames []bucket.Frame
+	for _, e := range r.events {
+		if e.Type == lockstep.EventJoin {
+			frames = append(frames, e.Frame)
+		}
+	}
+	j := r.cores[openSlot]
+	// The request came at frame 60: every proposal is 40 frames past the
+	// frame it came at.
+	least := bucket.Frame(r.joinAt/frameLen) + lockstep.DefaultAdmitMargin - 1
+	if len(frames) != 2 || frames[0] != frames[1] || frames[0] < least || j.AdmittedAt() != frames[0] || j.Stopped() || r.stops != 0 {
+		t.Fatalf("members 0 and 1 admitted the joiner at %v (proposals from %d), the joiner took %d (stopped %v: %v); %d honest members stopped", frames, least, j.AdmittedAt(), j.Stopped(), j.Err(), r.stops)
+	}
+}

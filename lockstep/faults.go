@@ -101,6 +101,22 @@ func (c *Core) checkTimeouts(now time.Duration) {
 			c.suspect(now, r.slot, ReasonStalled, fmt.Sprintf("seal stuck at %d for %v", r.topSeal, (now-moved).Round(time.Millisecond)))
 			continue
 		}
+		// Commands of ours it does not acknowledge, we repeat to it (up to
+		// a burst of datagrams each repeat interval) and keep: an honest
+		// member acknowledges them within a few round trips. Not within
+		// two drop timeouts, it is stalled: after the others' tests, so
+		// that a member whose own datagrams are lost (all of them; the
+		// others find it silent or stalled after one) learns it was
+		// dropped before it accuses anyone. (Not counting our own pause:
+		// we repeated nothing then.)
+		owed := max(r.owedSince, c.pausedTo)
+		if talking && r.owedSince != 0 && now-owed > 2*c.cfg.DropTimeout && c.adm.awaiting&(1<<r.slot) == 0 {
+			c.suspect(now, r.slot, ReasonStalled, fmt.Sprintf("acknowledges %d of our commands, owed %d for %v", r.acked, r.owedSeq, (now-owed).Round(time.Millisecond)))
+			continue
+		}
+		if r.owedSince != 0 {
+			c.timeoutsFrom = min(c.timeoutsFrom, owed+2*c.cfg.DropTimeout)
+		}
 		// A seal that moves, but slower than the frame clocks, holds every
 		// member's execution back as surely as a stuck one, and in time
 		// would carry the others' seals out of each other's window.

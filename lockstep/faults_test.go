@@ -285,3 +285,76 @@ func TestSealLaggingTheClockIsAStall(t *testing.T) {
 		})
 	}
 }
+
+// TestWithheldAcksAreAStall: member 2 tells member 0 it holds none of its
+// commands (Ack 0 in every datagram), so member 0 repeats its commands to
+// it, a burst of datagrams every repeat interval, and would keep them all
+// for good. Member 0 drops it as stalled once an acknowledgement is owed
+// for two drop timeouts; member 1 follows; both play on, and the repeats
+// end. (With more commands than a burst carries, member 0's seal to
+// member 2 would stay below the oldest one repeated, and member 2's core
+// would find member 0 stalled first; a member may name anyone in its
+// views anyway.)
+func TestWithheldAcksAreAStall(t *testing.T) {
+	const lie = 3 * time.Second
+	n := newTestNet(t, 3, 7, nil)
+	var to1, to2, late1, late2 int // bytes from member 0, and in the last 30 s
+	n.rewrite = func(now time.Duration, from, to bucket.Slot, data []byte) []byte {
+		switch {
+		case from == 0 && to == 1:
+			to1 += len(data)
+			if now >= 30*time.Second {
+				late1 += len(data)
+			}
+		case from == 0 && to == 2:
+			to2 += len(data)
+			if now >= 30*time.Second {
+				late2 += len(data)
+			}
+		}
+		if from != 2 || to != 0 || now < lie {
+			return data
+		}
+		var p wire.Packet
+		if err := wire.Parse(data, &p); err != nil {
+			t.Fatal(err)
+		}
+		p.Ack = 0
+		out, err := p.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	payload := make([]byte, 20)
+	for at := time.Second; at < 60*time.Second; at += 100 * time.Millisecond {
+		n.plan = append(n.plan, plannedSubmit{at: at, slot: 0, payload: payload})
+	}
+	n.runUntil(60 * time.Second)
+	for i := range 2 {
+		if err := n.cores[i].Err(); err != nil {
+			t.Fatalf("member %d stopped: %v; events %v", i, err, n.events[i])
+		}
+		var drop *lockstep.Event
+		for k, e := range n.events[i] {
+			if e.Type == lockstep.EventDrop && e.Member == 2 {
+				drop = &n.events[i][k]
+			}
+		}
+		switch {
+		case drop == nil:
+			t.Fatalf("member %d never dropped member 2; events %v", i, n.events[i])
+		case drop.Reason != lockstep.ReasonStalled:
+			t.Errorf("member %d dropped member 2 as %s, not stalled: %v", i, drop.Reason, drop)
+		}
+		if st := n.cores[i].Stats(); st.Frame-st.Executed > 2 {
+			t.Errorf("member %d: clock frame %d, executed %d", i, st.Frame, st.Executed)
+		}
+		t.Logf("member %d: %v", i, drop)
+	}
+	t.Logf("member 0 sent member 1 %d bytes (%d in the last 30 s), member 2 %d (%d)", to1, late1, to2, late2)
+	// The repeats to member 2 last two drop timeouts, then end.
+	if late2 > late1/10 {
+		t.Errorf("in the last 30 s member 0 sent member 2 %d bytes, member 1 %d", late2, late1)
+	}
+}

@@ -1,6 +1,7 @@
 package lockstep
 
 import (
+	"bytes"
 	"fmt"
 	"math/bits"
 	"time"
@@ -130,6 +131,9 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	}
 	if ack > r.acked {
 		r.acked, c.acksGrew = ack, true
+		if ack >= r.owedSeq {
+			r.owedSince = 0 // the next datagram with commands owes anew
+		}
 	}
 	r.ackedSeal = max(r.ackedSeal, p.AckSeal)
 
@@ -168,8 +172,16 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 			return
 		}
 		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
-		if seq >= s.Next() {
+		switch {
+		case seq == s.Next():
 			cmd.Payload = c.keepPayload(wc.Payload)
+		case seq > s.Next():
+			// Past a gap it may wait long: a copy of its own, so that it
+			// keeps no block of others' payloads alive.
+			cmd.Payload = nil
+			if len(wc.Payload) > 0 {
+				cmd.Payload = bytes.Clone(wc.Payload)
+			}
 		}
 		if _, err := s.Insert(cmd); err != nil {
 			c.violation(now, from, "commands", err.Error())

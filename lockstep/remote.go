@@ -20,10 +20,15 @@ type remote struct {
 	slot bucket.Slot
 
 	// Sending to it.
-	number    uint16 // next datagram number
-	lastSend  time.Duration
-	sent      bool          // anything sent yet
-	acked     uint32        // how many of our commands it holds
+	number   uint16 // next datagram number
+	lastSend time.Duration
+	sent     bool   // anything sent yet
+	acked    uint32 // how many of our commands it holds
+	// owedSince: since when it owes an acknowledgement of the first
+	// owedSeq of our commands, which we had sent it then (0: it owes
+	// none); checkTimeouts.
+	owedSince time.Duration
+	owedSeq   uint32
 	ackedSeal bucket.Frame  // our seal as it holds it
 	sealSent  bucket.Frame  // our seal in the last datagram to it
 	nextSent  uint32        // our next sequence number in the last datagram to it

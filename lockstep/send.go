@@ -230,6 +230,7 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 	}
 	cmds := own.Since(r.acked)
 	stmt, signed := c.ownStatement()
+	var covered uint32 // our commands the datagrams built so far carry, up to
 	for range maxBurstDatagrams {
 		p := &c.pkt
 		*p = wire.Packet{
@@ -336,10 +337,19 @@ func (c *Core) sendTo(now time.Duration, r *remote) {
 		if c.cfg.Budget > 0 {
 			c.tokens -= int64(size+c.cfg.Overhead) * int64(time.Second)
 		}
+		if len(rest) > 0 {
+			covered = rest[0].Seq
+		} else {
+			covered = own.Next()
+		}
 		if len(rest) == 0 || !c.affordable() {
 			break
 		}
 		cmds = rest
+	}
+	if covered > r.acked && r.owedSince == 0 {
+		// It owes us an acknowledgement of these (checkTimeouts).
+		r.owedSince, r.owedSeq = now, covered
 	}
 	r.pending = false
 	// On a path that lost datagrams lately, a new seal or new commands go

@@ -95,6 +95,9 @@ func (c *Core) resume(now time.Duration) {
 	for _, r := range c.peers {
 		if r != nil {
 			r.lastRecv, r.sealMovedAt, r.nextMovedAt, r.lagFrom = now, now, now, frame
+			if r.owedSince != 0 {
+				r.owedSince = now
+			}
 			r.resumeNum, r.confirmed = r.number, false
 		}
 	}

@@ -83,8 +83,8 @@ type admissions struct {
 	awaiting   uint64 // members whose first command for us we do not know yet
 	requestAt  time.Duration
 	admittedAt bucket.Frame
-	// While joining: the members that named us in an admissions entry,
-	// those that sent a final one, each one's newest final entry and
+	// While joining: the members we heard from, those that sent a final
+	// admissions entry naming us, each one's newest final entry and
 	// where its frame clock's origin lay by it, and when the first came.
 	heard      uint64
 	finalFrom  uint64
@@ -500,6 +500,11 @@ func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool 
 		r.newest, r.newestAt, r.numbered = p.Number, now, true
 	}
 	r.heard, r.lastRecv = true, now
+	if c.adm.joining {
+		// It runs (a dropped member stops): it may count, whatever
+		// another member's Dropped says (tryJoin).
+		c.adm.heard |= 1 << r.slot
+	}
 	if p.HasEcho {
 		r.echo(now, p.Echo)
 	}
@@ -547,7 +552,6 @@ func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool 
 // (tryJoin).
 func (c *Core) heardFinal(now time.Duration, r *remote, a wire.Admission, clock time.Duration, newer bool) {
 	bit := uint64(1) << r.slot
-	c.adm.heard |= bit // it is live, whatever another member's Dropped says
 	if a.Flags&wire.AdmitFinal == 0 || !newer && c.adm.finalFrom&bit != 0 {
 		c.tryJoin(now, r)
 		return
@@ -565,8 +569,8 @@ func (c *Core) heardFinal(now time.Duration, r *remote, a wire.Admission, clock 
 // in their final entries, preferring the clock of member by (the sender of
 // the datagram just received, or nil). For a frame, the members that may
 // count are every other slot except those that all the members announcing
-// it name as dropped and that never named us (a member that did is live,
-// whatever another says); the frame is taken once more than half of them
+// it name as dropped and that we never heard from (a member that talks
+// runs, whatever another says); the frame is taken once more than half of them
 // announce it, and, when only one member does, not before a request
 // interval passed since the first final entry came (time for the others'
 // answers to arrive): no single member decides where we start.

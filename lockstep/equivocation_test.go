@@ -1,6 +1,7 @@
 package lockstep_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -17,9 +18,11 @@ import (
 // rewritten and their statements signed anew with its key over the
 // rewritten stream. Its last datagrams reach member 0 only, then it
 // fails, so member 0 relays its last commands to the others, with member
-// 4's statement over the stream member 0 holds. It returns the network
-// and how many statements were signed anew.
-func equivocate(t *testing.T) (*testNet, int) {
+// 4's statement over the stream member 0 holds. With back > 0, member 0's
+// relays start back commands lower than they would (as from a stale view
+// of what the receiver holds), with its chain there. It returns the
+// network and how many statements were signed anew.
+func equivocate(t *testing.T, back uint32) (*testNet, int) {
 	const (
 		m       = 4
 		onlyTo0 = 3 * time.Second
@@ -49,6 +52,9 @@ func equivocate(t *testing.T) (*testNet, int) {
 	var pkt wire.Packet
 	resigned := 0
 	n.rewrite = func(now time.Duration, src, dst bucket.Slot, data []byte) []byte {
+		if src == 0 && back > 0 && wire.Parse(data, &pkt) == nil && pkt.HasRelay && pkt.Relay.HasStatement && pkt.Relay.Member == m && len(pkt.Relay.Commands) > 0 {
+			return startBack(t, &pkt, issued, back)
+		}
 		if src != m || wire.Parse(data, &pkt) != nil {
 			return data
 		}
@@ -97,6 +103,29 @@ func equivocate(t *testing.T) (*testNet, int) {
 	return n, resigned
 }
 
+// startBack rewrites relay p of member 4 to start back commands lower,
+// with the chain of issued there, as an honest forwarder holding issued
+// would send it.
+func startBack(t *testing.T, p *wire.Packet, issued []wire.Command, back uint32) []byte {
+	rl := &p.Relay
+	if rl.First < back || rl.Statement.Count < rl.First {
+		return nil
+	}
+	first := rl.First - back
+	var chain lockstep.Chain
+	for seq := range first {
+		c := issued[seq]
+		chain = lockstep.ChainNext(chain, bucket.Command{Slot: rl.Member, Seq: seq, Frame: c.Frame, Payload: c.Payload})
+	}
+	rl.Commands = append(slices.Clone(issued[first:rl.First]), rl.Commands...)
+	rl.First, rl.Chain = first, chain
+	out, err := p.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestEquivocationIsNotAForgery: member 4 signs two different streams,
 // one to member 0 and one to members 1 to 3, then fails; member 0 relays
 // its stream honestly. The relay's chain and commands carry member 4's
@@ -106,8 +135,16 @@ func equivocate(t *testing.T) (*testNet, int) {
 // relays carried the forwarder's chain, members 1 to 3 took the failed
 // statement for a forgery of member 0 and dropped it.) The members then
 // hold different inputs of member 4, and the desync search reports it.
+// The same when member 0's relays start below what members 1 to 3 hold:
+// the commands there differ from theirs, and are skipped without blame.
 func TestEquivocationIsNotAForgery(t *testing.T) {
-	n, resigned := equivocate(t)
+	for _, back := range []uint32{0, 3} {
+		t.Run(fmt.Sprintf("back %d", back), func(t *testing.T) { testEquivocation(t, back) })
+	}
+}
+
+func testEquivocation(t *testing.T, back uint32) {
+	n, resigned := equivocate(t, back)
 	if resigned == 0 {
 		t.Fatal("member 4 signed nothing anew")
 	}

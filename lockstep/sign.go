@@ -385,8 +385,10 @@ func (c *Core) noteRelayed(from bucket.Slot, rl *wire.Relay, before uint32, onOu
 	}
 	cs := &c.chains[rl.Member]
 	// Commands held past a gap (the member's own, or another's) would
-	// join the span when this relay fills the gap.
-	clean := rl.First <= before && c.table.Stream(rl.Member).Buffered() == 0
+	// join the span when this relay fills the gap; relayed commands below
+	// our trimmed base are not compared with ours.
+	s := c.table.Stream(rl.Member)
+	clean := rl.First <= before && rl.First >= s.Base() && s.Buffered() == 0
 	switch {
 	case !cs.relayed:
 		cs.relayed, cs.own, cs.relayer, cs.relayerOK = true, before, from, onOurs && clean

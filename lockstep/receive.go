@@ -201,7 +201,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	c.sealReached(now, from, oldSeal)
 	c.extendChain(now, from)
 	if p.HasStatement {
-		c.onStatement(now, from, from, p.Statement)
+		c.onStatement(now, from, from, p.Statement, false)
 		if !c.live(from) {
 			return
 		}

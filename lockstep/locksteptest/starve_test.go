@@ -68,13 +68,14 @@ func longestSilence(t *testing.T, seed uint64, budget int) (res *Result, gap tim
 // where datagrams go out in rounds over the members (tight.go), a freeze
 // and a partition shorter than the drop timeout leave no member silent
 // towards another for more than two seconds, and every member but the
-// killed one and the one that leaves finishes. (The seeds are among those
-// on which the same run without a budget ended with no survivor: the
-// members then offer the modem's uplink four times what it carries, its
-// queue keeps the first datagram or two of each send, and one member's
-// datagrams to another did not get through for the drop timeout.)
+// killed one and the one that leaves finishes. The seeds are among those
+// on which the same run without a budget ends with no member left: each
+// member then offers the modem's uplink some thirty times what it carries,
+// its queue keeps only the first datagram of a send when it has room, and
+// on seed 3 none of member 3's datagrams to member 2 got in for six
+// seconds.
 func TestTightRoundsStarveNobody(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 4} {
+	for _, seed := range []uint64{3, 6, 7} {
 		res, gap, from, to := longestSilence(t, seed, 3600)
 		if gap > 2*time.Second {
 			t.Errorf("seed %d: member %d heard nothing from member %d for %v", seed, to, from, gap)

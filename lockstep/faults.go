@@ -259,10 +259,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d has %d bytes, limit %d", seq, m, len(wc.Payload), c.cfg.MaxCommandSize))
 			return
 		}
-		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
-		if seq >= s.Next() {
-			cmd.Payload = c.keepPayload(wc.Payload)
-		}
+		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: c.heldPayload(seq, s.Next(), wc.Payload)}
 		if _, err := s.Insert(cmd); err != nil {
 			if errors.Is(err, cmdstream.ErrConflict) {
 				// It differs from the command we hold: m may have

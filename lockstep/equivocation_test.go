@@ -183,3 +183,59 @@ func testEquivocation(t *testing.T, back uint32) {
 		t.Errorf("members 0 to 3 dropped member 4 %d times, last frames %v: want once each, one last frame", drops, last)
 	}
 }
+
+// TestRelayedSealLieBlamesNoForwarder: member 4's commands reach member 0
+// only; member 1 relays a seal-only relay of member 4 twenty frames past
+// what it holds (a relayed seal is taken unproven). Member 0's honest
+// relay of member 4's commands then meets a seal above them at members 2
+// and 3: that proves nothing of member 0, and nobody but member 4 is
+// dropped or named (before, members 2 and 3 named member 0 for a relay
+// violation, "command frame at or below the stream's seal").
+func TestRelayedSealLieBlamesNoForwarder(t *testing.T) {
+	const (
+		m       = 4
+		onlyTo0 = 3 * time.Second
+		dead    = 3*time.Second + 400*time.Millisecond
+	)
+	n := newTestNet(t, 5, 11, signed(5))
+	n.block = func(now time.Duration, src, dst bucket.Slot) bool {
+		if src == m || dst == m {
+			return now >= dead || (src == m && dst != 0 && now >= onlyTo0)
+		}
+		return false
+	}
+	var pkt wire.Packet
+	lied := 0
+	n.rewrite = func(now time.Duration, src, dst bucket.Slot, data []byte) []byte {
+		if src != 1 || dst == 0 || wire.Parse(data, &pkt) != nil || !pkt.HasMembership || pkt.Membership.Suspected&(1<<m) == 0 || pkt.HasRelay {
+			return data
+		}
+		i := 0
+		for s := range m {
+			if pkt.Membership.Suspected&(1<<s) != 0 {
+				i++
+			}
+		}
+		v := &pkt.Membership.Views[i]
+		v.Seal += 20
+		pkt.HasRelay, pkt.Relay = true, wire.Relay{Member: m, First: v.Next, Seal: v.Seal}
+		lied++
+		out, err := pkt.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	n.planRandom([]bucket.Slot{0, 1, 2, 3, 4}, 0, dead, 40*time.Millisecond)
+	n.runUntil(dead + 2*lockstep.DefaultDropTimeout + 2*time.Second)
+	if lied == 0 {
+		t.Fatal("member 1 lied to nobody")
+	}
+	for i := range 4 {
+		for _, e := range n.events[i] {
+			if (e.Type == lockstep.EventViolation || e.Type == lockstep.EventDrop) && e.Member != m {
+				t.Errorf("member %d: %v", i, e)
+			}
+		}
+	}
+}

@@ -259,10 +259,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d has %d bytes, limit %d", seq, m, len(wc.Payload), c.cfg.MaxCommandSize))
 			return
 		}
-		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
-		if seq >= s.Next() {
-			cmd.Payload = c.keepPayload(wc.Payload)
-		}
+		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: c.heldPayload(seq, s.Next(), wc.Payload)}
 		if _, err := s.Insert(cmd); err != nil {
 			if errors.Is(err, cmdstream.ErrConflict) {
 				// It differs from the command we hold: m may have
@@ -270,6 +267,12 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 				// sign.go), so it proves nothing of r. We keep ours.
 				c.chains[m].relayerOK = false
 				continue
+			}
+			if errors.Is(err, cmdstream.ErrUnderSeal) {
+				// The seal we hold of m came from m itself or from
+				// another relay: it proves nothing of r.
+				c.chains[m].relayerOK = false
+				break
 			}
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d: %v", seq, m, err))
 			return
@@ -430,12 +433,16 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 		cmds := s.Since(first)
 		rel := wire.Relay{Member: m, First: first, Seal: seal, Commands: p.Relay.Commands[:0]}
 		budget := c.cfg.MaxDatagramSize - p.Length() - 32
+		if budget < 0 {
+			return // not even a relay's header fits this datagram
+		}
 		// The member's newest statement we verified goes with its commands,
 		// with our chain of it where the relay starts (or the statement
 		// ends, if it covers less), so the receiver can check what we
-		// forward by the relay alone (sign.go). Without that chain (too
-		// old to remember: chainRing) the commands go unproven.
-		if st, ok := c.ProvenStatement(m); ok && c.cfg.Verifier != nil {
+		// forward by the relay alone (sign.go), if the datagram has room
+		// for them. Without that chain (too old to remember: chainRing)
+		// the commands go unproven.
+		if st, ok := c.ProvenStatement(m); ok && c.cfg.Verifier != nil && budget >= wire.StatementLength(st)+wire.ChainSize {
 			cs := &c.chains[m]
 			if chain, known := cs.at(min(first, st.Count), c.chainCounts[m]); known && !cs.broken {
 				rel.HasStatement, rel.Statement, rel.Chain = true, st, chain

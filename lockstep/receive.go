@@ -1,7 +1,6 @@
 package lockstep
 
 import (
-	"bytes"
 	"fmt"
 	"math/bits"
 	"time"
@@ -172,17 +171,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 			return
 		}
 		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
-		switch {
-		case seq == s.Next():
-			cmd.Payload = c.keepPayload(wc.Payload)
-		case seq > s.Next():
-			// Past a gap it may wait long: a copy of its own, so that it
-			// keeps no block of others' payloads alive.
-			cmd.Payload = nil
-			if len(wc.Payload) > 0 {
-				cmd.Payload = bytes.Clone(wc.Payload)
-			}
-		}
+		cmd.Payload = c.heldPayload(seq, s.Next(), wc.Payload)
 		if _, err := s.Insert(cmd); err != nil {
 			c.violation(now, from, "commands", err.Error())
 			return

@@ -50,10 +50,12 @@ import (
 // reordered as it failed; a forwarder that no longer remembers its chain
 // where the relay starts (more than chainRing commands back) sends none. A
 // statement's seal is signed, but a relayed seal past it is taken as
-// relayed. A member that signs two different streams is named only by a
-// member that held one of them from it and is relayed the other; the
-// members then hold different inputs, and the desync detection reports
-// it.
+// relayed. A relayer whose first relay to us carries no statement has no
+// chain to anchor it and is not named for a later contradiction; the
+// desync detection reports what it altered. A member that signs two
+// different streams is named only by a member that held one of them from
+// it and is relayed the other; the members then hold different inputs, and
+// the desync detection reports it.
 
 // Signer signs this member's statements, for example with its network
 // identity's private key. Sign must be deterministic in what it accepts;
@@ -454,6 +456,9 @@ func (c *Core) preverifyRelay(now time.Duration, from bucket.Slot, rl *wire.Rela
 	compare := false
 	if !cs.broken && p >= k {
 		ours, compare = cs.at(p, held)
+	}
+	if next := c.table.Stream(m).Next(); !compare && (rl.First > next || end <= next) {
+		return relayUnchecked, onOurs // nothing of it enters now, nothing to compare: no signature to check
 	}
 	if c.hasher == nil {
 		c.hasher = sha256.New()

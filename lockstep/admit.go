@@ -1,6 +1,7 @@
 package lockstep
 
 import (
+	"fmt"
 	"math/bits"
 	"time"
 
@@ -13,26 +14,33 @@ import (
 // by the same kind of agreement as a drop (faults.go).
 //
 // The joiner, a core made with Config.Join, asks every member to admit it
-// (an admissions entry with AdmitRequest). A member that hears the request,
-// or hears a member it listens to name the slot in its admissions entries,
-// and for which the slot is dropped or open, proposes a frame: its own
-// frame plus Config.AdmitMargin, raised, once no drop is pending there
-// (its entry is then settled), past the last frame of every drop it agreed
-// on. It steps no frame at or past its proposal until the admission is
-// final. Its candidate is the largest proposal of the members it listens
-// to, known once all of them named the slot. It finalizes the admission at
-// its candidate A once every member it listens to has sent the same
-// candidate in a settled entry under the same suspected set; or at once
-// when a member it listens to says the admission is final at A (that member
-// saw our candidate, so it is ours too). From A on the member's commands
-// count and frames wait for its seal; before A nothing of it counts.
+// (an admissions entry with AdmitRequest). A member that hears the request
+// (another member naming the slot starts nothing: no member can make the
+// others hold for a joiner that never asked), and for which the slot is
+// dropped or open, proposes a frame: its own frame plus Config.AdmitMargin,
+// raised, once no drop is pending there (its entry is then settled), past
+// the last frame of every drop it agreed on. It steps no frame at or past
+// its proposal until the admission is final. Its candidate is the largest
+// proposal of the members it listens to, known once all of them named the
+// slot. It finalizes the admission at its candidate A once every member it
+// listens to has sent the same candidate in a settled entry under the same
+// suspected set; or when a member it listens to says the admission is final
+// at A, if A can be such an agreement: at or past the first Proposal we sent
+// settled (the finalizer saw one of ours), within the window. A pending
+// admission that waits admitPatience drop timeouts while no drop is pending
+// here suspects the members that keep it from being agreed. From A on the
+// member's commands count and frames wait for its seal; before A nothing of
+// it counts.
 //
 // Each member then tells the joiner A, the sequence number of its own first
 // command stamped at or after A (the joiner takes the buckets before A from
 // elsewhere, see docs/architecture.md, "Rejoins and late joins")
-// and the drops it agreed on. The joiner aligns its frame clock with the
-// member's, takes A-1 as its executed frame and seals frames from A on at
-// once: the others never wait for it while its game catches up.
+// and the drops it agreed on. The joiner takes A once more than half of the
+// members that may count announce it (tryJoin), aligns its frame clock with
+// one of theirs, takes A-1 as its executed frame and seals frames from A on
+// at once: the others never wait for it while its game catches up. A member
+// that announces another frame afterwards is lying: the joiner stops
+// listening to it.
 
 // admitAnnounce is how long, in drop timeouts, a member keeps naming an
 // admission it agreed on in its datagrams: long enough for the others to
@@ -40,12 +48,26 @@ import (
 // start.
 const admitAnnounce = 2
 
+// admitPatience is how long, in drop timeouts, a pending admission may wait
+// while no drop is pending here before we stop listening to the members
+// that keep it from being agreed (ReasonStalled): a member that never names
+// it, never settles its entry or names another frame would otherwise hold
+// every member's execution at its proposal for ever.
+const admitPatience = 2
+
 // admissions is a core's part in admissions; its arrays have one entry per
 // possible slot.
 type admissions struct {
 	late     uint64 // slots that were open at the start
 	pending  uint64 // slots whose admission we are agreeing on
 	proposal [bucket.MaxMembers]bucket.Frame
+	// floor is our first Proposal sent settled (NoFrame before): a member
+	// that finalized saw one of our settled Proposals, and they only rise,
+	// so a final entry below it is no agreement of ours.
+	floor [bucket.MaxMembers]bucket.Frame
+	// waitFrom is when the admission began to wait while no drop was
+	// pending here (admitPatience).
+	waitFrom [bucket.MaxMembers]time.Duration
 
 	// Admissions we agreed on, named in our datagrams until announceTo;
 	// ever, every slot we admitted (frame holds its latest admission).
@@ -61,6 +83,14 @@ type admissions struct {
 	awaiting   uint64 // members whose first command for us we do not know yet
 	requestAt  time.Duration
 	admittedAt bucket.Frame
+	// While joining: the members we heard from, those that sent a final
+	// admissions entry naming us, each one's newest final entry and
+	// where its frame clock's origin lay by it, and when the first came.
+	heard      uint64
+	finalFrom  uint64
+	finals     [bucket.MaxMembers]wire.Admission
+	finalStart [bucket.MaxMembers]time.Duration
+	firstFinal time.Duration
 
 	entries []wire.Admission // scratch for sending
 }
@@ -113,13 +143,15 @@ func (c *Core) hold() bucket.Frame {
 	return h
 }
 
-// startAdmission begins agreeing on the admission of slot m.
-func (c *Core) startAdmission(m bucket.Slot) {
+// startAdmission begins agreeing on the admission of slot m, which asked
+// us itself.
+func (c *Core) startAdmission(now time.Duration, m bucket.Slot) {
 	if c.adm.pending&(1<<m) != 0 || !c.admissible(m) || c.leaving {
 		return
 	}
 	c.adm.pending |= 1 << m
 	c.adm.proposal[m] = max(c.frame, c.executed) + bucket.Frame(c.cfg.AdmitMargin)
+	c.adm.floor[m], c.adm.waitFrom[m] = bucket.NoFrame, now
 	c.settleProposals()
 	c.cfg.Logger.Info("lockstep: admitting a member", "member", m, "proposal", c.adm.proposal[m])
 }
@@ -168,7 +200,7 @@ func (c *Core) onJoinRequest(now time.Duration, from bucket.Slot, p *wire.Packet
 		if c.adm.joining {
 			return true
 		}
-		c.startAdmission(from)
+		c.startAdmission(now, from)
 		if r := c.peers[from]; !c.live(from) {
 			r.replyDue = true
 		} else {
@@ -210,13 +242,24 @@ func (c *Core) onAdmissions(now time.Duration, r *remote, p *wire.Packet) {
 		if a.Flags&wire.AdmitLate != 0 && c.admissible(a.Slot) {
 			c.adm.late |= 1 << a.Slot // open since the start: a joiner learns it here
 		}
-		if c.adm.pending&(1<<a.Slot) == 0 {
-			c.startAdmission(a.Slot)
-		}
-		if a.Flags&wire.AdmitFinal != 0 && c.adm.pending&(1<<a.Slot) != 0 && a.Frame > c.executed {
+		// Another member naming a slot starts nothing here: only the
+		// joiner's own request does (onJoinRequest), so no member can
+		// make the others hold for a joiner that never asked. A final
+		// entry counts only for an admission we agree on too, at a frame
+		// an agreement over our Proposal can have reached.
+		if a.Flags&wire.AdmitFinal != 0 && c.adm.pending&(1<<a.Slot) != 0 && c.finalPlausible(a.Slot, a.Frame) {
 			c.admit(now, a.Slot, a.Frame)
 		}
 	}
+}
+
+// finalPlausible reports whether a member's final entry for slot m at
+// frame at can be the agreement on a pending admission of ours: an
+// agreement is the largest settled Proposal of every live member, ours
+// included, so it lies at or past the first we sent settled; and a frame
+// we have not executed yet, within the window.
+func (c *Core) finalPlausible(m bucket.Slot, at bucket.Frame) bool {
+	return c.adm.floor[m] != bucket.NoFrame && at >= c.adm.floor[m] && at > c.executed && at <= c.executed+bucket.Frame(c.cfg.Window)
 }
 
 // admissionCandidate returns our candidate for slot m's admission frame,
@@ -238,28 +281,70 @@ func (c *Core) admissionCandidate(m bucket.Slot) bucket.Frame {
 // agreeAdmissions finalizes every pending admission all live members agree
 // on. Admissions wait while a drop is pending: the joiner must know whom
 // not to wait for.
+// A pending admission that waits longer than admitPatience drop timeouts
+// while no drop is pending here suspects the members that keep it from
+// being agreed (suspectBlockers).
 func (c *Core) agreeAdmissions(now time.Duration) {
 	if !c.settled() {
+		for p := c.adm.pending; p != 0; p &= p - 1 {
+			c.adm.waitFrom[bits.TrailingZeros64(p)] = now
+		}
 		return
 	}
 	c.settleProposals()
 	for p := c.adm.pending; p != 0; p &= p - 1 {
 		m := bucket.Slot(bits.TrailingZeros64(p))
 		cand := c.admissionCandidate(m)
-		if cand == wire.Unknown || cand <= c.executed {
-			continue
-		}
-		agreed := true
-		for _, r := range c.peers {
-			if r != nil && c.live(r.slot) && (r.mask != c.suspected || r.adm[m].Frame != cand || r.adm[m].Flags&wire.AdmitSettled == 0) {
-				agreed = false
-				break
+		if cand != wire.Unknown && cand > c.executed && cand <= c.executed+bucket.Frame(c.cfg.Window) {
+			agreed := true
+			for _, r := range c.peers {
+				if r != nil && c.live(r.slot) && (r.mask != c.suspected || r.adm[m].Frame != cand || r.adm[m].Flags&wire.AdmitSettled == 0) {
+					agreed = false
+					break
+				}
+			}
+			if agreed {
+				c.admit(now, m, cand)
+				continue
 			}
 		}
-		if agreed {
-			c.admit(now, m, cand)
+		if now-c.adm.waitFrom[m] >= admitPatience*c.cfg.DropTimeout {
+			c.suspectBlockers(now, m, cand)
 		}
 	}
+}
+
+// suspectBlockers stops listening to every live member that keeps the
+// admission of slot m, whose candidate is cand, from being agreed: it names
+// no admission of m, names one we cannot take as final, has not settled its
+// entry, proposes a frame past the window, or names another candidate under
+// the same suspicions as ours. (A member whose suspicions differ has a drop
+// pending, which the drop agreement settles.)
+func (c *Core) suspectBlockers(now time.Duration, m bucket.Slot, cand bucket.Frame) {
+	limit := c.executed + bucket.Frame(c.cfg.Window)
+	for _, r := range c.peers {
+		if r == nil || !c.live(r.slot) || r.slot == m || c.leaveAt[r.slot] != bucket.NoFrame {
+			continue // (a member on its way out admits nobody: it leaves)
+		}
+		a := r.adm[m]
+		var detail string
+		switch {
+		case r.admMask&(1<<m) == 0:
+			detail = fmt.Sprintf("names no admission of member %d", m)
+		case a.Flags&wire.AdmitFinal != 0:
+			detail = fmt.Sprintf("admitted member %d at frame %d, which no agreement over our proposal %d reaches", m, a.Frame, c.adm.floor[m])
+		case a.Flags&wire.AdmitSettled == 0:
+			detail = fmt.Sprintf("never settled the admission of member %d", m)
+		case a.Proposal > limit:
+			detail = fmt.Sprintf("proposes frame %d for member %d, past the window", a.Proposal, m)
+		case r.mask == c.suspected && cand != wire.Unknown && a.Frame != cand:
+			detail = fmt.Sprintf("names frame %d for member %d, not %d", a.Frame, m, cand)
+		default:
+			continue
+		}
+		c.suspect(now, r.slot, ReasonStalled, "admission: "+detail)
+	}
+	c.adm.waitFrom[m] = now
 }
 
 // admit makes slot m a live member again from frame at on.
@@ -298,7 +383,8 @@ func (c *Core) admit(now time.Duration, m bucket.Slot, at bucket.Frame) {
 	// after them is no loss.
 	// Its seal need not move before the admission frame comes near: its
 	// stall clock starts then.
-	r.sealMovedAt = now + max(0, time.Duration(at-c.frame)*c.cfg.Frame)
+	// (A frame is at most a window ahead: no overflow.)
+	r.sealMovedAt = now + time.Duration(min(max(at-c.frame, 0), bucket.Frame(c.cfg.Window)))*c.cfg.Frame
 	r.nextMovedAt = r.sealMovedAt
 	c.markPending(now, r)
 	c.peers[m] = r
@@ -334,6 +420,7 @@ func (c *Core) admissionsView(now time.Duration, p *wire.Packet, r *remote) {
 		case c.adm.pending&bit != 0:
 			if c.settled() {
 				flags |= wire.AdmitSettled
+				c.adm.floor[s] = min(c.adm.floor[s], c.adm.proposal[s])
 			}
 			as = append(as, wire.Admission{Slot: m, Flags: flags, Proposal: c.adm.proposal[s], Frame: c.admissionCandidate(m)})
 		case c.adm.announce&bit != 0 && (now < c.adm.announceTo[s] || r.slot == m && !r.admitHeard):
@@ -350,127 +437,4 @@ func (c *Core) admissionsView(now time.Duration, p *wire.Packet, r *remote) {
 	}
 	c.adm.entries = as
 	p.Admissions = as
-}
-
-// joinReady is Ready while this core waits to be admitted: it asks every
-// member, every MaxInterval, and steps nothing.
-func (c *Core) joinReady(now time.Duration) Ready {
-	if now >= c.adm.requestAt {
-		c.adm.requestAt = now + c.cfg.MaxInterval
-		for _, r := range c.peers {
-			if r == nil {
-				continue
-			}
-			p := &c.pkt
-			*p = wire.Packet{
-				Session:    c.cfg.Session,
-				From:       c.self,
-				Sent:       sentTicks(now - c.epoch),
-				Seal:       -1,
-				AckSeal:    -1,
-				HasEcho:    r.heard,
-				Echo:       wire.Echo{Number: r.newest, Hold: durationTicks(now - r.newestAt)},
-				Admissions: append(c.adm.entries[:0], wire.Admission{Slot: c.self, Flags: wire.AdmitRequest, Frame: wire.Unknown, Proposal: -1}),
-			}
-			c.adm.entries = p.Admissions
-			p.Number = r.recordSend(now)
-			start := len(c.arena)
-			var err error
-			if c.arena, err = p.Append(c.arena); err != nil {
-				panic("lockstep: encoding our join request: " + err.Error())
-			}
-			c.out.Datagrams = append(c.out.Datagrams, Datagram{To: r.slot, Data: c.arena[start:len(c.arena):len(c.arena)]})
-			c.stats.Datagrams++
-			c.stats.BytesSent += int64(len(c.arena) - start + c.cfg.Overhead)
-		}
-		c.fixDatagrams()
-	}
-	events := c.out.Events
-	c.out.Events = c.out.Events[:0:0]
-	out := c.out
-	out.Events, out.Deadline = events, c.adm.requestAt
-	return out
-}
-
-// joinerReceive handles a datagram from member r while this core joins, or
-// from a member whose first command for us it does not know yet. It reports
-// whether the datagram's other contents must be ignored.
-func (c *Core) joinerReceive(now time.Duration, r *remote, p *wire.Packet) bool {
-	if !c.adm.joining && c.adm.awaiting&(1<<r.slot) == 0 {
-		return r.started && int16(p.Number-r.startNum) < 0
-	}
-	// Timing only: echoes give the round trip, Clock the member's frame
-	// clock.
-	if !r.heard || int16(p.Number-r.newest) > 0 {
-		r.newest, r.newestAt, r.numbered = p.Number, now, true
-	}
-	r.heard, r.lastRecv = true, now
-	if p.HasEcho {
-		r.echo(now, p.Echo)
-		c.notePolicyLag(r)
-	}
-	clock := ticksDuration(p.Clock)
-	r.addClock(clock - now)
-	if !c.adm.joining {
-		// The echo and the clock sample may have moved r's place among
-		// the slowest clocks (an admitting member's view of the joiner).
-		c.clockMoved(r)
-	}
-	for _, a := range p.Admissions {
-		if a.Slot != c.self || a.Flags&wire.AdmitFinal == 0 {
-			continue
-		}
-		if c.adm.joining {
-			c.joined(now, r, a, clock)
-		}
-		if c.adm.awaiting&(1<<r.slot) != 0 && a.Frame == c.adm.admittedAt {
-			c.adm.awaiting &^= 1 << r.slot
-			c.table.Stream(r.slot).Reset(a.Start, -1)
-			r.startNum, r.started = p.Number, true
-			return false // the rest of this datagram counts
-		}
-	}
-	// A datagram sent before the member agreed (overtaken on the way) may
-	// still name us as dropped.
-	return c.adm.joining || c.adm.awaiting&(1<<r.slot) != 0 || r.started && int16(p.Number-r.startNum) < 0
-}
-
-// joined admits this joining core at frame a.Frame, told by member r whose
-// frame clock read clock when it sent the datagram.
-func (c *Core) joined(now time.Duration, r *remote, a wire.Admission, clock time.Duration) {
-	at := a.Frame
-	c.adm.joining = false
-	c.adm.admittedAt = at
-	// Our frame clock: the member's, plus the datagram's way here.
-	c.cfg.Start = now - clock - r.minRTT()/2
-	c.slew = 0
-	c.frame = bucket.Frame(max(c.position(now), 0) / c.cfg.Frame)
-	c.executed, c.stalled = at-1, at-1
-	c.table.Stream(c.self).Reset(0, at-1)
-	for _, p := range c.peers {
-		if p == nil {
-			continue
-		}
-		bit := uint64(1) << p.slot
-		if a.Dropped&bit != 0 {
-			c.suspected |= bit
-			c.finalized |= bit
-			c.held[p.slot], c.reasons[p.slot] = -1, ReasonSilent
-			c.table.Stream(p.slot).Reset(0, at-1)
-			c.table.Close(p.slot, at-1)
-			continue
-		}
-		c.adm.awaiting |= bit
-		c.chains[p.slot].broken = true // its commands before ours are not ours to check
-		p.heard, p.heardPos, p.lastRecv = true, c.position(now), now
-		p.sealMovedAt, p.nextMovedAt, p.lagFrom = now, now, c.frame
-		c.markPending(now, p)
-	}
-	c.before = c.liveMask()
-	kind, detail := EventRejoin, "we rejoined"
-	if a.Flags&wire.AdmitLate != 0 {
-		kind, detail = EventJoin, "we joined late"
-	}
-	c.emit(Event{Type: kind, Frame: at, Member: c.self, Detail: detail})
-	c.cfg.Logger.Info("lockstep: admitted", "frame", at, "kind", kind, "by", r.slot)
 }

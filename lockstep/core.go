@@ -1,6 +1,7 @@
 package lockstep
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash"
@@ -357,6 +358,24 @@ func (c *Core) keepPayload(p []byte) []byte {
 	n := len(c.slab)
 	c.slab = append(c.slab, p...)
 	return c.slab[n:len(c.slab):len(c.slab)]
+}
+
+// heldPayload returns what a stream whose next sequence number is next
+// keeps of payload p of the command numbered seq: a copy cut from the
+// current block (keepPayload) for the next command; a copy of its own for
+// one past a gap, which may wait long and must keep no block of others'
+// payloads alive (nil for an empty p); p itself for one the stream holds
+// already (it is not kept).
+func (c *Core) heldPayload(seq, next uint32, p []byte) []byte {
+	switch {
+	case seq == next:
+		return c.keepPayload(p)
+	case seq > next && len(p) > 0:
+		return bytes.Clone(p)
+	case seq > next:
+		return nil
+	}
+	return p
 }
 
 // Close stops the core: Submit is refused from now on and received datagrams

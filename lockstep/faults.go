@@ -1,12 +1,14 @@
 package lockstep
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
+	"github.com/phalanx-net/phalanx/internal/cmdstream"
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
@@ -240,11 +242,13 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		c.violation(now, r.slot, "relay", fmt.Sprintf("relayed seal %d of member %d outside the window (executed %d)", rl.Seal, m, c.executed))
 		return
 	}
-	if !c.preverifyRelay(now, r.slot, rl) {
+	check, onOurs := c.preverifyRelay(now, r.slot, rl)
+	if check == relayForged {
 		return // forged: nothing of it enters m's stream
 	}
 	s := c.table.Stream(m)
 	before := s.Next()
+	c.noteRelayed(r.slot, rl, before, onOurs)
 	for i, wc := range rl.Commands {
 		seq := rl.First + uint32(i)
 		if wc.Frame > limit {
@@ -255,11 +259,21 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d has %d bytes, limit %d", seq, m, len(wc.Payload), c.cfg.MaxCommandSize))
 			return
 		}
-		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
-		if seq >= s.Next() {
-			cmd.Payload = c.keepPayload(wc.Payload)
-		}
+		cmd := bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: c.heldPayload(seq, s.Next(), wc.Payload)}
 		if _, err := s.Insert(cmd); err != nil {
+			if errors.Is(err, cmdstream.ErrConflict) {
+				// It differs from the command we hold: m may have
+				// given r and us different commands (equivocation,
+				// sign.go), so it proves nothing of r. We keep ours.
+				c.chains[m].relayerOK = false
+				continue
+			}
+			if errors.Is(err, cmdstream.ErrUnderSeal) {
+				// The seal we hold of m came from m itself or from
+				// another relay: it proves nothing of r.
+				c.chains[m].relayerOK = false
+				break
+			}
 			c.violation(now, r.slot, "relay", fmt.Sprintf("relayed command %d of member %d: %v", seq, m, err))
 			return
 		}
@@ -269,7 +283,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		return
 	}
 	s.Promise(rl.Seal, rl.First+n)
-	c.signedRelay(now, r.slot, rl)
+	c.signedRelay(now, r.slot, rl, check)
 }
 
 // countFrames counts the commands of member m that entered its stream's
@@ -419,11 +433,21 @@ func (c *Core) relayTo(p *wire.Packet, r *remote) {
 		cmds := s.Since(first)
 		rel := wire.Relay{Member: m, First: first, Seal: seal, Commands: p.Relay.Commands[:0]}
 		budget := c.cfg.MaxDatagramSize - p.Length() - 32
+		if budget < 0 {
+			return // not even a relay's header fits this datagram
+		}
 		// The member's newest statement we verified goes with its commands,
-		// so the receiver can check what we forward (sign.go).
-		if st, ok := c.ProvenStatement(m); ok && c.cfg.Verifier != nil {
-			rel.HasStatement, rel.Statement = true, st
-			budget -= wire.StatementLength(st)
+		// with our chain of it where the relay starts (or the statement
+		// ends, if it covers less), so the receiver can check what we
+		// forward by the relay alone (sign.go), if the datagram has room
+		// for them. Without that chain (too old to remember: chainRing)
+		// the commands go unproven.
+		if st, ok := c.ProvenStatement(m); ok && c.cfg.Verifier != nil && budget >= wire.StatementLength(st)+wire.ChainSize {
+			cs := &c.chains[m]
+			if chain, known := cs.at(min(first, st.Count), c.chainCounts[m]); known && !cs.broken {
+				rel.HasStatement, rel.Statement, rel.Chain = true, st, chain
+				budget -= wire.StatementLength(st) + wire.ChainSize
+			}
 		}
 		for i, bc := range cmds {
 			if bc.Frame >= c.overfull[m] {

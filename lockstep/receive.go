@@ -174,9 +174,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 			return
 		}
 		cmd := bucket.Command{Slot: from, Seq: seq, Frame: wc.Frame, Payload: wc.Payload}
-		if seq >= s.Next() {
-			cmd.Payload = c.keepPayload(wc.Payload)
-		}
+		cmd.Payload = c.heldPayload(seq, s.Next(), wc.Payload)
 		if _, err := s.Insert(cmd); err != nil {
 			c.violation(now, from, "commands", err.Error())
 			return
@@ -195,7 +193,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	c.sealReached(now, from, oldSeal)
 	c.extendChain(now, from)
 	if p.HasStatement {
-		c.onStatement(now, from, from, p.Statement)
+		c.onStatement(now, from, from, p.Statement, false)
 		if !c.live(from) {
 			return
 		}

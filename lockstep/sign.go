@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash"
-	"math/bits"
 	"time"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -28,20 +27,35 @@ import (
 // A receiver recomputes the chain over the commands it holds of each member
 // and checks each statement once it holds the prefix the statement covers.
 // A member's datagrams reach us authenticated by the transport, so a bad
-// statement in them is that member's fault; but once a member is being
-// dropped its commands reach us relayed by others, with its newest
-// statement the forwarder holds: a relayed statement that fails over what
-// we then hold proves that a forwarder altered or invented the member's
-// commands, and the forwarder is dropped for a violation ("forgery").
+// statement in them is that member's fault. Once a member is being dropped
+// its commands reach us relayed by others, with its newest statement the
+// forwarder holds and the forwarder's chain where the relay (or the
+// statement, if it covers less) starts. Whenever the statement covers no
+// more than the relay brings, that chain extended by the relayed commands
+// must carry the member's signature, whatever we hold: if it does not, the
+// forwarder altered or invented the member's commands (an honest
+// forwarder's chain and commands are what the member signed), and it is
+// dropped for a violation ("forgery"). If it does, the member signed what
+// the relay says; a difference from what we hold is then blamed by what
+// it proves (contradicted): on the member itself when we had the
+// difference from it directly or under a statement of it ("equivocation":
+// it signed or sent two different streams), on the forwarder when the
+// rest came from its relays alone, and on nobody when several forwarded
+// it (each of them may hold another stream the member gave it).
 //
 // Limits. Commands a forwarder relays past the statement it carries are
 // accepted unproven (Stats.Unproven counts them): a member signs before
 // every datagram with new commands, so an honest forwarder holds a
 // statement at the end of its prefix unless the issuer's datagrams were
-// reordered as it failed. A statement's seal is signed, but a relayed seal
-// past it is taken as relayed. A member that signs two different streams to
-// two members is not caught as such: the members then hold different
-// inputs and the desync detection reports it.
+// reordered as it failed; a forwarder that no longer remembers its chain
+// where the relay starts (more than chainRing commands back) sends none. A
+// statement's seal is signed, but a relayed seal past it is taken as
+// relayed. A relayer whose first relay to us carries no statement has no
+// chain to anchor it and is not named for a later contradiction; the
+// desync detection reports what it altered. A member that signs two
+// different streams is named only by a member that held one of them from
+// it and is relayed the other; the members then hold different inputs, and
+// the desync detection reports it.
 
 // Signer signs this member's statements, for example with its network
 // identity's private key. Sign must be deterministic in what it accepts;
@@ -116,22 +130,30 @@ type chainPoint struct {
 }
 
 type pendingStatement struct {
-	st   wire.Statement
-	from bucket.Slot // who sent it: the member itself, or a forwarder
+	st     wire.Statement
+	from   bucket.Slot // who sent it: the member itself, or a forwarder
+	signed bool        // it verified over its relay's Chain and commands: the member signed it
 }
 
 // chainState is what a core holds of one member's chain and statements.
 type chainState struct {
 	hash   Chain // the chain of the commands hashed, Core.chainCounts[m] of them: the stream's prefix up to that count
-	broken bool  // commands were trimmed before they were hashed, or the member's own statement failed
+	broken bool  // commands were trimmed before they were hashed, or what we hold contradicts a statement
 	ring   [chainRing]chainPoint
 	// proven is the newest statement verified over what we hold, which
 	// we forward with relays of its commands (ours: the newest we signed).
 	proven    wire.Statement
 	hasProven bool
 	pending   []pendingStatement
-	// Forwarders whose relayed commands lie past proven.Count.
-	suppliers uint64
+	// The relayed span: once relays brought commands (relayed), those
+	// from own on came from forwarders, below own from the member itself.
+	// relayer forwarded the first of them; relayerOK holds while it is
+	// the only forwarder into the span, its first relay's Chain was ours
+	// where that relay started, and nothing else entered the span (blame).
+	relayed   bool
+	own       uint32
+	relayer   bucket.Slot
+	relayerOK bool
 }
 
 // at returns the chain after count commands, if known, of a chain that
@@ -182,7 +204,7 @@ func (c *Core) extendChain(now time.Duration, m bucket.Slot) {
 	ready := cs.pending[:n]
 	cs.pending = cs.pending[n:]
 	for _, ps := range ready {
-		c.checkStatement(now, m, ps.from, ps.st)
+		c.checkStatement(now, m, ps.from, ps.st, ps.signed)
 	}
 	if len(cs.pending) == 0 {
 		cs.pending = nil
@@ -190,9 +212,10 @@ func (c *Core) extendChain(now time.Duration, m bucket.Slot) {
 }
 
 // onStatement takes in a statement of member m that member from sent us
-// (m itself, or a forwarder in a relay). st's signature may alias the
-// datagram.
-func (c *Core) onStatement(now time.Duration, m, from bucket.Slot, st wire.Statement) {
+// (m itself, or a forwarder in a relay); signed says it verified over its
+// relay's Chain and commands (preverifyRelay). st's signature may alias
+// the datagram.
+func (c *Core) onStatement(now time.Duration, m, from bucket.Slot, st wire.Statement, signed bool) {
 	if c.cfg.Verifier == nil {
 		return
 	}
@@ -212,19 +235,19 @@ func (c *Core) onStatement(now time.Duration, m, from bucket.Slot, st wire.State
 		}
 		cs.pending = append(cs.pending, pendingStatement{})
 		copy(cs.pending[i+1:], cs.pending[i:])
-		cs.pending[i] = pendingStatement{st, from}
+		cs.pending[i] = pendingStatement{st, from, signed}
 		if len(cs.pending) > maxPendingStatements {
 			cs.pending = cs.pending[1:] // forget the one needing the fewest commands
 		}
 		return
 	}
-	c.checkStatement(now, m, from, st)
+	c.checkStatement(now, m, from, st, signed)
 }
 
 // checkStatement verifies statement st of member m over the commands we
-// hold, and on failure reports a violation: of m when m sent it itself,
-// of the forwarder of the commands it covers otherwise.
-func (c *Core) checkStatement(now time.Duration, m, from bucket.Slot, st wire.Statement) {
+// hold. On failure it reports a violation of m when m sent it itself, and
+// otherwise lets contradicted decide whom it proves at fault.
+func (c *Core) checkStatement(now time.Duration, m, from bucket.Slot, st wire.Statement, signed bool) {
 	cs := &c.chains[m]
 	chain, ok := cs.at(st.Count, c.chainCounts[m])
 	if cs.broken || !ok {
@@ -235,30 +258,71 @@ func (c *Core) checkStatement(now time.Duration, m, from bucket.Slot, st wire.St
 	c.stats.StatementsVerified++
 	if c.cfg.Verifier.Verify(m, c.msgBuf, st.Signature) {
 		if !cs.hasProven || st.Count > cs.proven.Count || (st.Count == cs.proven.Count && st.Seal > cs.proven.Seal) {
-			if !cs.hasProven || st.Count > cs.proven.Count {
-				cs.suppliers = 0
-			}
 			cs.proven, cs.hasProven = st, true
 			c.out.Statements = append(c.out.Statements, StatementOf{m, st})
+			if st.Count >= c.table.Stream(m).Next() && c.table.Stream(m).Buffered() == 0 {
+				cs.relayed = false // all we hold is signed: no relayed span left
+			}
 		}
 		return
 	}
-	c.stats.StatementsFailed++
-	// What we hold of m is not what it signed: no later statement of it
-	// can hold over our chain, and no later forwarder is to blame for it.
-	cs.broken, cs.pending = true, nil
 	if from == m {
+		c.stats.StatementsFailed++
+		cs.broken, cs.pending = true, nil
 		c.violation(now, m, "signature", fmt.Sprintf("its statement (seal %d, %d commands) does not match the commands it sent", st.Seal, st.Count))
 		return
 	}
-	// The signature is the member's, the commands are not: blame the
-	// forwarder of them. If several forwarded into the unproven span, the
-	// one whose relay carried the statement vouched for them.
-	culprit := from
-	if cs.suppliers != 0 && cs.suppliers&(1<<from) == 0 {
-		culprit = bucket.Slot(bits.TrailingZeros64(cs.suppliers))
+	c.contradicted(now, m, from, st, st.Count, signed)
+}
+
+// contradicted handles a statement st of member m, relayed by from, that
+// does not hold over the first p commands we hold of m (signed: m did sign
+// it, over the relay's Chain and commands). What we hold of m is then not
+// what m signed: no later statement can hold over our chain, so we check
+// no more of them over it. It blames whom that proves at fault, if anyone:
+//
+//   - m, when it signed it (signed) and the p commands came from m itself
+//     or are covered by a statement of m we verified: m signed or sent two
+//     different streams (equivocation);
+//   - from, when the commands past what m gave us came through relays of
+//     from alone, and its first relay's Chain was ours where it started:
+//     an honest forwarder's chain is then ours up to p, where m's signature
+//     holds (forgery);
+//   - nobody otherwise: the commands came from other forwarders as well,
+//     and m may have given each a different stream. The members then hold
+//     different inputs and the desync search reports it.
+//
+// It reports whether it blamed from.
+func (c *Core) contradicted(now time.Duration, m, from bucket.Slot, st wire.Statement, p uint32, signed bool) bool {
+	cs := &c.chains[m]
+	c.stats.StatementsFailed++
+	cs.broken, cs.pending = true, nil
+	trusted := c.chainCounts[m]
+	if cs.relayed {
+		trusted = cs.own
+		if cs.hasProven {
+			trusted = max(trusted, cs.proven.Count)
+		}
 	}
-	c.violation(now, culprit, "forgery", fmt.Sprintf("forwarded commands of member %d that fail its signed statement (seal %d, %d commands)", m, st.Seal, st.Count))
+	switch {
+	case signed && p <= trusted:
+		detail := fmt.Sprintf("signed a statement (seal %d, %d commands), relayed by member %d, over other commands than the %d it gave us", st.Seal, st.Count, from, p)
+		if c.live(m) {
+			c.violation(now, m, "equivocation", detail)
+			return false
+		}
+		// It is being dropped already (relays are of members being
+		// dropped): the drop goes on, the event names it.
+		c.stats.Violations++
+		c.emit(Event{Type: EventViolation, Frame: c.executed + 1, Member: m, Detail: "equivocation: " + detail})
+		c.cfg.Logger.Warn("lockstep: protocol violation", "member", m, "rule", "equivocation", "detail", detail)
+	case p > trusted && cs.relayed && cs.relayerOK && cs.relayer == from:
+		c.violation(now, from, "forgery", fmt.Sprintf("forwarded commands of member %d that fail its signed statement (seal %d, %d commands)", m, st.Seal, st.Count))
+		return true
+	default:
+		c.cfg.Logger.Warn("lockstep: a relayed statement contradicts what we hold", "member", m, "forwarder", from, "seal", st.Seal, "count", st.Count)
+	}
+	return false
 }
 
 // ownStatement returns our newest statement, signing a new one when our
@@ -311,19 +375,50 @@ func (c *Core) ProvenStatement(m bucket.Slot) (wire.Statement, bool) {
 	return cs.proven, cs.hasProven
 }
 
+// relayCheck is what preverifyRelay found of a relay's statement.
+type relayCheck uint8
+
+const (
+	relayUnchecked   relayCheck = iota // no statement it could check by the relay alone
+	relaySigned                        // m signed the relay's Chain and commands up to the statement's count
+	relayContradicts                   // as relaySigned, but we hold other commands: reported (contradicted)
+	relayForged                        // reported as a forgery of the forwarder: nothing of it is taken in
+)
+
+// noteRelayed records that forwarder from's relay rl brings commands of
+// member rl.Member past before, our Next of it, before they go in: the
+// relayed span starts at before if it had not, and from stays its only
+// trusted forwarder while nothing else enters it (contradicted). onOurs
+// says the relay's Chain is ours where it starts (preverifyRelay).
+func (c *Core) noteRelayed(from bucket.Slot, rl *wire.Relay, before uint32, onOurs bool) {
+	if c.cfg.Verifier == nil || rl.First+uint32(len(rl.Commands)) <= before || len(rl.Commands) == 0 {
+		return
+	}
+	cs := &c.chains[rl.Member]
+	// Commands held past a gap (the member's own, or another's) would
+	// join the span when this relay fills the gap; relayed commands below
+	// our trimmed base are not compared with ours.
+	s := c.table.Stream(rl.Member)
+	clean := rl.First <= before && rl.First >= s.Base() && s.Buffered() == 0
+	switch {
+	case !cs.relayed:
+		cs.relayed, cs.own, cs.relayer, cs.relayerOK = true, before, from, onOurs && clean
+	case from != cs.relayer || !clean:
+		cs.relayerOK = false
+	}
+}
+
 // signedRelay checks what forwarder from relayed of member rl.Member
-// against the member's statements: the commands extend our chain of it,
-// and the relay's statement is checked once we hold what it covers.
-func (c *Core) signedRelay(now time.Duration, from bucket.Slot, rl *wire.Relay) {
+// against the member's statements once its commands are in: the commands
+// extend our chain of it, and the relay's statement is checked once we
+// hold what it covers, unless check found that it contradicts what we
+// hold.
+func (c *Core) signedRelay(now time.Duration, from bucket.Slot, rl *wire.Relay, check relayCheck) {
 	if c.cfg.Verifier == nil {
 		return
 	}
 	m := rl.Member
-	cs := &c.chains[m]
 	end := rl.First + uint32(len(rl.Commands))
-	if len(rl.Commands) > 0 && (!cs.hasProven || end > cs.proven.Count) {
-		cs.suppliers |= 1 << from
-	}
 	covered := uint32(0)
 	if rl.HasStatement {
 		covered = rl.Statement.Count
@@ -332,46 +427,74 @@ func (c *Core) signedRelay(now time.Duration, from bucket.Slot, rl *wire.Relay) 
 		c.stats.Unproven += int64(end - max(covered, rl.First))
 	}
 	c.extendChain(now, m)
-	if rl.HasStatement && c.live(from) {
-		c.onStatement(now, m, from, rl.Statement)
+	if rl.HasStatement && c.live(from) && check != relayContradicts {
+		c.onStatement(now, m, from, rl.Statement, check == relaySigned)
 	}
 }
 
-// preverifyRelay checks a relay whose statement covers the commands it
-// brings before any of them enters member rl.Member's stream: the chain of
-// what we hold, extended by the relayed commands up to the statement's
-// count, must carry the member's signature. It reports false, after a
-// forgery violation of forwarder from, when it does not; true when it
-// holds or cannot be checked yet (the statement then waits as usual).
-func (c *Core) preverifyRelay(now time.Duration, from bucket.Slot, rl *wire.Relay) bool {
-	if c.cfg.Verifier == nil || !rl.HasStatement || len(rl.Commands) == 0 {
-		return true
+// preverifyRelay checks a relay's statement, before any of its commands
+// enters member rl.Member's stream, over the relay alone: whenever the
+// statement covers no more than the relay brings, the relay's Chain
+// extended by its commands up to the statement's count must carry the
+// member's signature, whatever we hold. If it does not, the forwarder
+// altered or invented what it forwards: a forgery violation of forwarder
+// from, and relayForged. If it does, what the member signed is compared
+// with what we hold, and a difference goes to contradicted. It also
+// reports whether the relay's Chain is ours at its First (onOurs).
+func (c *Core) preverifyRelay(now time.Duration, from bucket.Slot, rl *wire.Relay) (check relayCheck, onOurs bool) {
+	if c.cfg.Verifier == nil || !rl.HasStatement {
+		return relayUnchecked, false
 	}
 	m, st := rl.Member, rl.Statement
 	cs := &c.chains[m]
-	s := c.table.Stream(m)
-	held := s.Next()
+	held := c.chainCounts[m]
+	if rl.First <= st.Count && rl.First <= held && !cs.broken {
+		ours, ok := cs.at(rl.First, held)
+		onOurs = ok && ours == Chain(rl.Chain)
+	}
 	end := rl.First + uint32(len(rl.Commands))
-	if cs.broken || c.chainCounts[m] != held || rl.First > held || st.Count <= held || st.Count > end {
-		return true // nothing new it covers, or not all of it here
+	if st.Count > end {
+		return relayUnchecked, onOurs // cut short: checked over the stream once we hold what it covers
 	}
 	if cs.hasProven && st.Count <= cs.proven.Count && st.Seal <= cs.proven.Seal {
-		return true
+		return relayUnchecked, onOurs // nothing new
+	}
+	k := min(rl.First, st.Count)
+	p := min(st.Count, held) // where we compare it with ours, if we can
+	var ours, theirs Chain
+	compare := false
+	if !cs.broken && p >= k {
+		ours, compare = cs.at(p, held)
+	}
+	if next := c.table.Stream(m).Next(); !compare && (rl.First > next || end <= next) {
+		return relayUnchecked, onOurs // nothing of it enters now, nothing to compare: no signature to check
 	}
 	if c.hasher == nil {
 		c.hasher = sha256.New()
 	}
-	chain := cs.hash
-	for seq := held; seq < st.Count; seq++ {
+	chain := Chain(rl.Chain)
+	if p == k {
+		theirs = chain
+	}
+	for seq := k; seq < st.Count; seq++ {
 		wc := rl.Commands[seq-rl.First]
 		chain = chainStep(c.hasher, chain, bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload})
+		if seq+1 == p {
+			theirs = chain
+		}
 	}
 	c.msgBuf = AppendStatementMessage(c.msgBuf[:0], c.cfg.Session, m, st.Seal, st.Count, chain)
 	c.stats.StatementsVerified++
-	if c.cfg.Verifier.Verify(m, c.msgBuf, st.Signature) {
-		return true // checked again, over the stream, once inserted
+	if !c.cfg.Verifier.Verify(m, c.msgBuf, st.Signature) {
+		c.stats.StatementsFailed++
+		c.violation(now, from, "forgery", fmt.Sprintf("forwarded commands of member %d that fail its signed statement (seal %d, %d commands)", m, st.Seal, st.Count))
+		return relayForged, onOurs
 	}
-	c.stats.StatementsFailed++
-	c.violation(now, from, "forgery", fmt.Sprintf("forwarded commands of member %d that fail its signed statement (seal %d, %d commands)", m, st.Seal, st.Count))
-	return false
+	if compare && theirs != ours {
+		if c.contradicted(now, m, from, st, p, true) {
+			return relayForged, onOurs
+		}
+		return relayContradicts, onOurs
+	}
+	return relaySigned, onOurs // checked again, over the stream, once inserted
 }

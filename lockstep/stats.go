@@ -41,7 +41,7 @@ type Stats struct {
 	// Signed streams (Config.Signer, Config.Verifier).
 	StatementsSigned   int64 // statements of our stream signed
 	StatementsVerified int64 // signatures of others' statements checked
-	StatementsFailed   int64 // of those, how many failed (each a violation)
+	StatementsFailed   int64 // of those, how many failed or contradicted what we hold (each blamed on whom it proves at fault, if anyone: sign.go)
 	StatementsStale    int64 // statements not checked: they covered commands no longer held
 	Unproven           int64 // relayed commands accepted past the statement that came with them
 }

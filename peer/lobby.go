@@ -28,9 +28,10 @@ const LobbyProtocol protocol.ID = "/phalanx/lobby/1.0.0"
 // trailing bytes. Version 4: the admissions extension block (tag 0x03,
 // rejoins and late joins), which version 3 refuses as an unknown tag.
 // Version 5: a shorter header (Next and Ack as varints, Sent as 16 bits,
-// AckSeal relative to Seal), which version 4 misreads. It is the datagram
-// format's version, wire.Version.
-const ProtocolVersion = 6
+// AckSeal relative to Seal), which version 4 misreads. Version 7: a
+// relay's statement carries the forwarder's chain, which version 6
+// misreads. It is the datagram format's version, wire.Version.
+const ProtocolVersion = 7
 
 // ContributionSize is the size in bytes of each member's contribution to the
 // shared seed.

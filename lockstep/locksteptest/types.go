@@ -22,7 +22,9 @@ type Config struct {
 	// Self, Session and Start are filled in by the harness. Unless the
 	// template sets a Signer or Verifier, or Unsigned is set, every member
 	// signs its stream with an Ed25519 key derived from Seed
-	// (lockstep.Ed25519Keys) and checks the others'.
+	// (lockstep.Ed25519Keys) and checks the others'. Its Budget is not
+	// taken from Profile: without one, members offer a slow uplink far
+	// more than it carries (phalanx sim sets the profile's uplink cap).
 	Core lockstep.Config
 	// Unsigned turns the default signing off: members sign and check
 	// nothing, as cores without a Signer and Verifier.

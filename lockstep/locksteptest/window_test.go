@@ -40,7 +40,7 @@ func TestWindowsChangeNothing(t *testing.T) {
 		{"bad", 6, 2, faults, false, false, true},
 		{"bad", 6, 3, nil, true, false, false},
 		{"intercontinental", 5, 4, faults, true, false, false},
-		{"modem", 8, 7, faults, false, false, false},
+		{"modem", 8, 8, faults, false, false, false},
 		{"intercontinental", 10, 6, kills, false, true, true},
 	} {
 		if raceEnabled && !c.raced {

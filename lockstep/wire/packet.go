@@ -12,7 +12,7 @@ import (
 // reads. Members of different versions cannot play together: the lobby
 // compares versions (peer.ProtocolVersion), and docs/protocol.md says what
 // each changed.
-const Version = 6
+const Version = 7
 
 // Kind is the first byte of every datagram and says what it carries.
 type Kind byte
@@ -170,7 +170,7 @@ func (p *Packet) Length() int {
 		n += statementLength(&p.Statement)
 	}
 	if p.HasRelay && p.Relay.HasStatement {
-		n += statementLength(&p.Relay.Statement)
+		n += statementLength(&p.Relay.Statement) + ChainSize
 	}
 	n += admissionsLength(p.Admissions)
 	n += sealsLength(p.Seal, p.Seals)
@@ -238,6 +238,7 @@ func (p *Packet) Append(b []byte) ([]byte, error) {
 	}
 	if p.HasRelay && p.Relay.HasStatement {
 		b = appendStatement(b, tagRelayStatement, &p.Relay.Statement)
+		b = append(b, p.Relay.Chain[:]...)
 	}
 	b = appendAdmissions(b, p.Admissions)
 	b = appendSeals(b, p.Seal, p.Seals)

@@ -143,6 +143,7 @@ func testPackets() []struct {
 			p := blockPacket()
 			p.HasStatement, p.Statement = true, Statement{Seal: 1<<40 - 1, Count: math.MaxUint32, Signature: bytes.Repeat([]byte{1}, MaxSignatureSize)}
 			p.Relay.HasStatement, p.Relay.Statement = true, Statement{Seal: 5, Count: 3, Signature: bytes.Repeat([]byte{2}, 64)}
+			p.Relay.Chain = [ChainSize]byte(bytes.Repeat([]byte{0x33}, ChainSize))
 			return p
 		}()},
 	}

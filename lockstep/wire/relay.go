@@ -13,9 +13,12 @@ import (
 // First+len(Commands). A Relay without commands forwards the seal alone.
 //
 // With HasStatement the relay carries the relayed member's own signed
-// Statement, which the forwarder holds and which covers (a prefix of) what
-// it forwards: the receiver checks the member's signature over the
-// commands it then holds.
+// Statement, which the forwarder holds, and Chain, the forwarder's chain of
+// the member's stream (lockstep.Chain) after min(First, Statement.Count)
+// commands. Whenever the statement covers no more than the relay brings
+// (Statement.Count <= First+len(Commands)), Chain extended by the relayed
+// commands up to Statement.Count is what the member signed, so the receiver
+// checks the signature over the relay alone, whatever it holds itself.
 type Relay struct {
 	Member   bucket.Slot
 	First    uint32
@@ -24,7 +27,11 @@ type Relay struct {
 
 	HasStatement bool
 	Statement    Statement
+	Chain        [ChainSize]byte // with HasStatement
 }
+
+// ChainSize is the size of a relay's chain value (a SHA-256 digest).
+const ChainSize = 32
 
 // check reports why the relay block cannot be encoded, if it cannot (its
 // statement is checked with the extension blocks).

@@ -16,7 +16,7 @@ const MaxSignatureSize = 128
 // rejects other tags.
 const (
 	tagStatement      = 0x01 // the sender's own statement
-	tagRelayStatement = 0x02 // the relayed member's statement (needs a Relay)
+	tagRelayStatement = 0x02 // the relayed member's statement and the forwarder's chain (needs a Relay)
 )
 
 // Statement is a member's signed claim about its own command stream: its
@@ -37,7 +37,7 @@ func statementLength(s *Statement) int {
 }
 
 // StatementLength returns the bytes a Statement adds to a Packet, its tag
-// included.
+// included. A relay's statement adds ChainSize more, its Chain.
 func StatementLength(s Statement) int { return statementLength(&s) }
 
 func appendStatement(b []byte, tag byte, s *Statement) []byte {
@@ -85,6 +85,7 @@ func (r *reader) parseExtensions(p *Packet) error {
 			}
 			p.Relay.HasStatement = true
 			r.statement(&p.Relay.Statement)
+			copy(p.Relay.Chain[:], r.bytes(ChainSize))
 		case tagAdmissions:
 			r.admissions(p)
 		case tagSeals:

@@ -10,17 +10,25 @@ import (
 // docs/protocol.md describes them.
 func TestStatementLayout(t *testing.T) {
 	sig := bytes.Repeat([]byte{0x5a}, 64)
+	chain := bytes.Repeat([]byte{0xc3}, ChainSize)
 	p := Packet{Seal: 9, AckSeal: 9, HasRelay: true, Relay: Relay{Member: 2, First: 4, Seal: 7,
-		HasStatement: true, Statement: Statement{Seal: 6, Count: 4, Signature: sig}},
+		HasStatement: true, Statement: Statement{Seal: 6, Count: 4, Signature: sig}, Chain: [ChainSize]byte(chain)},
 		HasStatement: true, Statement: Statement{Seal: 9, Count: 300, Signature: sig}}
 	b := mustAppend(t, &p)
 	own := cat([]byte{0x01}, uv(10), uv(300), uv(64), sig)
-	relayed := cat([]byte{0x02}, uv(7), uv(4), uv(64), sig)
+	relayed := cat([]byte{0x02}, uv(7), uv(4), uv(64), sig, chain)
 	if !bytes.HasSuffix(b, cat(own, relayed)) {
 		t.Fatalf("datagram ends % x\nwant % x", b[len(b)-len(own)-len(relayed):], cat(own, relayed))
 	}
 	if n := StatementLength(p.Statement); n != len(own) {
 		t.Fatalf("StatementLength %d, want %d", n, len(own))
+	}
+	if n := StatementLength(p.Relay.Statement) + ChainSize; n != len(relayed) || p.Length() != len(b) {
+		t.Fatalf("relay statement takes %d bytes, want %d; Length %d, encoded %d", n, len(relayed), p.Length(), len(b))
+	}
+	var q Packet
+	if err := Parse(b, &q); err != nil || !q.Relay.HasStatement || q.Relay.Chain != p.Relay.Chain {
+		t.Fatalf("Parse: %v, relay chain % x", err, q.Relay.Chain)
 	}
 }
 
@@ -41,6 +49,8 @@ func TestStatementErrors(t *testing.T) {
 		{"tag repeated", cat(base, stmt(0x01, 64), stmt(0x01, 64))},
 		{"signature too long", cat(base, stmt(0x01, MaxSignatureSize+1))},
 		{"signature cut off", cat(base, stmt(0x01, 64))[:len(base)+20]},
+		{"relay statement without its chain", cat(relay, stmt(0x02, 64))},
+		{"relay chain cut off", cat(relay, stmt(0x02, 64), make([]byte, ChainSize-1))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Packet
@@ -49,7 +59,7 @@ func TestStatementErrors(t *testing.T) {
 			}
 		})
 	}
-	for _, in := range [][]byte{cat(base, stmt(0x01, 64)), cat(relay, stmt(0x01, 0), stmt(0x02, 64))} {
+	for _, in := range [][]byte{cat(base, stmt(0x01, 64)), cat(relay, stmt(0x01, 0), stmt(0x02, 64), make([]byte, ChainSize))} {
 		var p Packet
 		if err := Parse(in, &p); err != nil {
 			t.Fatalf("Parse of a valid statement: %v", err)

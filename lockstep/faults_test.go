@@ -259,21 +259,7 @@ func TestSealLaggingTheClockIsAStall(t *testing.T) {
 			}
 			n.runUntil(120 * time.Second)
 			for i := range 2 {
-				if err := n.cores[i].Err(); err != nil {
-					t.Fatalf("member %d stopped: %v; events %v", i, err, n.events[i])
-				}
-				var drop *lockstep.Event
-				for k, e := range n.events[i] {
-					if e.Type == lockstep.EventDrop && e.Member == 2 {
-						drop = &n.events[i][k]
-					}
-				}
-				switch {
-				case drop == nil:
-					t.Fatalf("member %d never dropped member 2; events %v", i, n.events[i])
-				case drop.Reason != lockstep.ReasonStalled:
-					t.Errorf("member %d dropped member 2 as %s, not stalled: %v", i, drop.Reason, drop)
-				}
+				drop := stalledDrop(t, n, i, 2)
 				var seal, clock, lag bucket.Frame
 				if _, err := fmt.Sscanf(drop.Detail, "seal %d lags the frame clock (%d) by %d frames", &seal, &clock, &lag); err != nil || lag <= tc.lag || lag > tc.lag+10 {
 					t.Errorf("member %d: %v; want a lag of %d frames and a little more", i, drop, tc.lag)
@@ -332,21 +318,7 @@ func TestWithheldAcksAreAStall(t *testing.T) {
 	}
 	n.runUntil(60 * time.Second)
 	for i := range 2 {
-		if err := n.cores[i].Err(); err != nil {
-			t.Fatalf("member %d stopped: %v; events %v", i, err, n.events[i])
-		}
-		var drop *lockstep.Event
-		for k, e := range n.events[i] {
-			if e.Type == lockstep.EventDrop && e.Member == 2 {
-				drop = &n.events[i][k]
-			}
-		}
-		switch {
-		case drop == nil:
-			t.Fatalf("member %d never dropped member 2; events %v", i, n.events[i])
-		case drop.Reason != lockstep.ReasonStalled:
-			t.Errorf("member %d dropped member 2 as %s, not stalled: %v", i, drop.Reason, drop)
-		}
+		drop := stalledDrop(t, n, i, 2)
 		if st := n.cores[i].Stats(); st.Frame-st.Executed > 2 {
 			t.Errorf("member %d: clock frame %d, executed %d", i, st.Frame, st.Executed)
 		}
@@ -357,4 +329,26 @@ func TestWithheldAcksAreAStall(t *testing.T) {
 	if late2 > late1/10 {
 		t.Errorf("in the last 30 s member 0 sent member 2 %d bytes, member 1 %d", late2, late1)
 	}
+}
+
+// stalledDrop returns member i's drop event of member m, failing t unless
+// member i plays on and dropped m as stalled.
+func stalledDrop(t *testing.T, n *testNet, i int, m bucket.Slot) *lockstep.Event {
+	t.Helper()
+	if err := n.cores[i].Err(); err != nil {
+		t.Fatalf("member %d stopped: %v; events %v", i, err, n.events[i])
+	}
+	var drop *lockstep.Event
+	for k, e := range n.events[i] {
+		if e.Type == lockstep.EventDrop && e.Member == m {
+			drop = &n.events[i][k]
+		}
+	}
+	switch {
+	case drop == nil:
+		t.Fatalf("member %d never dropped member %d; events %v", i, m, n.events[i])
+	case drop.Reason != lockstep.ReasonStalled:
+		t.Errorf("member %d dropped member %d as %s, not stalled: %v", i, m, drop.Reason, drop)
+	}
+	return drop
 }

@@ -24,29 +24,8 @@ func TestRepeatedRelayIsCheckedOnce(t *testing.T) {
 		{"past a gap", false, 5, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			signers, verifier := Ed25519Keys(3, []byte("test"))
-			c, err := NewCore(Config{Members: 3, Self: 1, Signer: signers[1], Verifier: verifier}, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.suspected |= 1 << m
-			r := c.peers[0]
-			r.hasView, r.mask = true, 1<<m
-			r.views[m] = wire.MemberView{Next: 100, Seal: 50}
-			var chain, atFirst Chain
-			var cmds []wire.Command
-			for seq := range uint32(10) {
-				if seq == tc.first {
-					atFirst = chain
-				}
-				wc := wire.Command{Frame: bucket.Frame(seq + 20), Payload: []byte{byte(seq)}}
-				cmds = append(cmds, wc)
-				chain = ChainNext(chain, bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload})
-			}
-			sig, err := signers[m].Sign(AppendStatementMessage(nil, c.cfg.Session, m, 30, 10, chain))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, r, cmds, chains, sig := relayedMember(t, m)
+			atFirst := chains[tc.first]
 			c.chains[m].broken = tc.broken
 			for range repeats {
 				rl := wire.Relay{Member: m, First: tc.first, Seal: 30, Commands: cmds[tc.first:], HasStatement: true,
@@ -67,26 +46,7 @@ func TestRepeatedRelayIsCheckedOnce(t *testing.T) {
 // is refused whole, our own commands with it).
 func TestRelayFitsTheDatagram(t *testing.T) {
 	const m = 2
-	signers, verifier := Ed25519Keys(3, []byte("test"))
-	c, err := NewCore(Config{Members: 3, Self: 1, Signer: signers[1], Verifier: verifier}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.suspected |= 1 << m
-	r := c.peers[0]
-	r.hasView, r.mask = true, 1<<m
-	r.views[m] = wire.MemberView{Next: 100, Seal: 50}
-	var chain Chain
-	var cmds []wire.Command
-	for seq := range uint32(10) {
-		wc := wire.Command{Frame: bucket.Frame(seq + 20), Payload: []byte{byte(seq)}}
-		cmds = append(cmds, wc)
-		chain = ChainNext(chain, bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload})
-	}
-	sig, err := signers[m].Sign(AppendStatementMessage(nil, c.cfg.Session, m, 30, 10, chain))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, r, cmds, _, sig := relayedMember(t, m)
 	c.onRelay(0, r, &wire.Relay{Member: m, Seal: 30, Commands: cmds, HasStatement: true, Statement: wire.Statement{Seal: 30, Count: 10, Signature: sig}})
 	if _, ok := c.ProvenStatement(m); !ok || c.table.Stream(m).Next() != 10 {
 		t.Fatalf("the relay was not taken: next %d", c.table.Stream(m).Next())
@@ -124,4 +84,31 @@ func TestRelayFitsTheDatagram(t *testing.T) {
 	if relayed == 0 {
 		t.Error("no datagram carried the relay")
 	}
+}
+
+// relayedMember returns a core of member 1 of three that suspects member
+// m, with member 0 holding more of m than it (its view: 100 commands, seal
+// 50); ten commands of m (frames 20 to 29), m's chains after 0 to 10 of
+// them, and m's signature over the ten with seal 30.
+func relayedMember(t *testing.T, m bucket.Slot) (c *Core, r *remote, cmds []wire.Command, chains [11]Chain, sig []byte) {
+	t.Helper()
+	signers, verifier := Ed25519Keys(3, []byte("test"))
+	c, err := NewCore(Config{Members: 3, Self: 1, Signer: signers[1], Verifier: verifier}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.suspected |= 1 << m
+	r = c.peers[0]
+	r.hasView, r.mask = true, 1<<m
+	r.views[m] = wire.MemberView{Next: 100, Seal: 50}
+	for seq := range uint32(10) {
+		wc := wire.Command{Frame: bucket.Frame(seq + 20), Payload: []byte{byte(seq)}}
+		cmds = append(cmds, wc)
+		chains[seq+1] = ChainNext(chains[seq], bucket.Command{Slot: m, Seq: seq, Frame: wc.Frame, Payload: wc.Payload})
+	}
+	sig, err = signers[m].Sign(AppendStatementMessage(nil, c.cfg.Session, m, 30, 10, chains[10]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, r, cmds, chains, sig
 }

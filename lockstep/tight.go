@@ -174,7 +174,7 @@ func (c *Core) cappedSeal(m bucket.Slot) (bucket.Frame, uint32) {
 // listen to, and no admission we are agreeing on. Held seals go out and are
 // taken only then: while members agree on a drop or a leave, each member's
 // seal of the member concerned is what it holds itself, and the agreement
-// moves what others lack (faults.go).
+// moves what others lack (faults.go, relay.go).
 func (c *Core) membersSettled() bool {
 	return c.suspected&^c.finalized == 0 && c.leavers&c.liveMask() == 0 && c.adm.pending == 0
 }

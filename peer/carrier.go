@@ -161,3 +161,12 @@ func (c *streamCarrier) close(code quic.ApplicationErrorCode, why string) {
 	}
 	_ = c.conn.CloseWithError(code, why)
 }
+
+// link is the connection to one member and the carrier of its packets.
+type link struct {
+	conn    *quic.Conn     // nil for a relayed link
+	relayed network.Stream // the stream through a relay (relaylink.go); nil otherwise
+	carrier
+	dialled bool        // a direct connection we dialled
+	heard   atomic.Bool // a packet arrived on it (connectionLost)
+}

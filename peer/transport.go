@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/quic-go/quic-go"
 
 	"github.com/phalanx-net/phalanx/bucket"
@@ -159,29 +158,6 @@ type Transport struct {
 	refused  atomic.Uint64
 	silences atomic.Uint64
 	silent   atomic.Bool // the silence warning is out; the next datagram clears it
-}
-
-// link is the connection to one member and the carrier of its packets.
-type link struct {
-	conn    *quic.Conn     // nil for a relayed link
-	relayed network.Stream // the stream through a relay (relaylink.go); nil otherwise
-	carrier
-	dialled bool        // a direct connection we dialled
-	heard   atomic.Bool // a packet arrived on it (connectionLost)
-}
-
-// hear notes that a packet arrived on l, from member slot: the first on a
-// connection we dialled clears the wait before dialAgain's next loop.
-func (t *Transport) hear(slot bucket.Slot, l *link) {
-	if l.heard.Load() {
-		return
-	}
-	l.heard.Store(true)
-	if l.dialled {
-		t.mu.Lock()
-		t.againWait[slot] = 0
-		t.mu.Unlock()
-	}
 }
 
 // NewTransport opens the datagram channel of sess on h's datagram socket

@@ -81,3 +81,17 @@ func (t *Transport) dialLocked(slot bucket.Slot, first time.Duration) bool {
 	})
 	return true
 }
+
+// hear notes that a packet arrived on l, from member slot: the first on a
+// connection we dialled clears the wait before dialAgain's next loop.
+func (t *Transport) hear(slot bucket.Slot, l *link) {
+	if l.heard.Load() {
+		return
+	}
+	l.heard.Store(true)
+	if l.dialled {
+		t.mu.Lock()
+		t.againWait[slot] = 0
+		t.mu.Unlock()
+	}
+}

@@ -259,7 +259,7 @@ func (c *Core) onAdmissions(now time.Duration, r *remote, p *wire.Packet) {
 // included, so it lies at or past the first we sent settled; and a frame
 // we have not executed yet, within the window.
 func (c *Core) finalPlausible(m bucket.Slot, at bucket.Frame) bool {
-	return c.adm.floor[m] != bucket.NoFrame && at >= c.adm.floor[m] && at > c.executed && at <= c.executed+bucket.Frame(c.cfg.Window)
+	return c.adm.floor[m] != bucket.NoFrame && at >= c.adm.floor[m] && c.ahead(at)
 }
 
 // admissionCandidate returns our candidate for slot m's admission frame,
@@ -295,7 +295,7 @@ func (c *Core) agreeAdmissions(now time.Duration) {
 	for p := c.adm.pending; p != 0; p &= p - 1 {
 		m := bucket.Slot(bits.TrailingZeros64(p))
 		cand := c.admissionCandidate(m)
-		if cand != wire.Unknown && cand > c.executed && cand <= c.executed+bucket.Frame(c.cfg.Window) {
+		if cand != wire.Unknown && c.ahead(cand) {
 			agreed := true
 			for _, r := range c.peers {
 				if r != nil && c.live(r.slot) && (r.mask != c.suspected || r.adm[m].Frame != cand || r.adm[m].Flags&wire.AdmitSettled == 0) {
@@ -321,7 +321,7 @@ func (c *Core) agreeAdmissions(now time.Duration) {
 // the same suspicions as ours. (A member whose suspicions differ has a drop
 // pending, which the drop agreement settles.)
 func (c *Core) suspectBlockers(now time.Duration, m bucket.Slot, cand bucket.Frame) {
-	limit := c.executed + bucket.Frame(c.cfg.Window)
+	limit := c.windowEnd()
 	for _, r := range c.peers {
 		if r == nil || !c.live(r.slot) || r.slot == m || c.leaveAt[r.slot] != bucket.NoFrame {
 			continue // (a member on its way out admits nobody: it leaves)

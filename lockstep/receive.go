@@ -9,6 +9,14 @@ import (
 	"github.com/phalanx-net/phalanx/lockstep/wire"
 )
 
+// windowEnd is the last frame of the window (Config.Window past our
+// executed frame): the furthest frame a member may stamp or seal.
+func (c *Core) windowEnd() bucket.Frame { return c.executed + c.window.Ahead }
+
+// ahead reports whether frame f is one we have not executed yet, within
+// the window.
+func (c *Core) ahead(f bucket.Frame) bool { return f > c.executed && f <= c.windowEnd() }
+
 // Receive hands the core a datagram that arrived from member from, as
 // authenticated by the transport. A datagram that does not decode, carries
 // another session's tag or claims another sender is counted in Stats and
@@ -160,7 +168,7 @@ func (c *Core) Receive(now time.Duration, from bucket.Slot, data []byte) {
 	if next > r.topNext {
 		r.topNext, r.nextMovedAt = next, now
 	}
-	limit := c.executed + c.window.Ahead
+	limit := c.windowEnd()
 	firstSeq := next - uint32(len(p.Commands))
 	before := s.Next()
 	for i, wc := range p.Commands {

@@ -28,7 +28,7 @@ func (c *Core) onRelay(now time.Duration, r *remote, rl *wire.Relay) {
 		return // not one we are dropping: nothing to learn
 	}
 	n := uint32(len(rl.Commands))
-	limit := c.executed + c.window.Ahead
+	limit := c.windowEnd()
 	switch {
 	case !r.hasView || r.mask&(1<<m) == 0:
 		c.violation(now, r.slot, "relay", fmt.Sprintf("relays member %d without naming it in its membership view", m))

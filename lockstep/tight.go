@@ -217,7 +217,7 @@ func (c *Core) onHeldSeals(now time.Duration, from bucket.Slot, hs []wire.HeldSe
 	if !c.membersSettled() {
 		return
 	}
-	limit := c.executed + c.window.Ahead
+	limit := c.windowEnd()
 	for _, h := range hs {
 		m := h.Member
 		if int(m) >= c.cfg.Members || m == c.self || m == from || !c.live(m) || h.Seal > limit {

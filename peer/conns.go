@@ -114,12 +114,7 @@ dial:
 // nothing that stays.
 func (t *Transport) holdRelease(conn *quic.Conn, release func()) {
 	t.mu.Lock()
-	if t.releases == nil { // Close gave the others back: no dial loop runs then
-		t.mu.Unlock()
-		release()
-		return
-	}
-	t.releases[conn] = release
+	t.releases[conn] = release // (a dial loop: Close takes the map only once they ended)
 	t.mu.Unlock()
 	t.wg.Go(func() {
 		select {
